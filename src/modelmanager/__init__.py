@@ -1,0 +1,3 @@
+"""modelmanager: a model manager that is correct under concurrency."""
+
+__all__: list[str] = []
