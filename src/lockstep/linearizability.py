@@ -148,7 +148,7 @@ class Operation:
         return self.ret is None
 
     def describe(self) -> str:
-        """A one-line description, e.g. ``p1: ('put', 'a', 1) -> None @[3, 5]`` (``?`` if pending)."""
+        """One line, e.g. ``p1: ('put', 'a', 1) -> None @[3, 5]`` (``?`` when pending)."""
         if self.ret is None:
             return f"{self.process}: {self.input!r} -> ? @[{self.call}, ?]"
         return f"{self.process}: {self.input!r} -> {self.output!r} @[{self.call}, {self.ret}]"
