@@ -1,3 +1,63 @@
-"""modelmanager: a model manager that is correct under concurrency."""
+"""modelmanager: a model manager that is correct under concurrency.
 
-__all__: list[str] = []
+Only re-exports live here; see the modules for the contracts.
+"""
+
+from modelmanager.decorators.base import ModelManagerDecorator as ModelManagerDecorator
+from modelmanager.decorators.fixed_size_cache import WithFixedSizeCache as WithFixedSizeCache
+from modelmanager.errors import InvalidArgument as InvalidArgument
+from modelmanager.errors import InvalidArgumentType as InvalidArgumentType
+from modelmanager.errors import LockTimeout as LockTimeout
+from modelmanager.errors import ModelManagerError as ModelManagerError
+from modelmanager.errors import (
+    ModelManagerLockAcquisitionError as ModelManagerLockAcquisitionError,
+)
+from modelmanager.errors import ModelNotFound as ModelNotFound
+from modelmanager.errors import UnsupportedOperation as UnsupportedOperation
+from modelmanager.manager import ModelManager as ModelManager
+from modelmanager.memory import ScriptedMemoryProbe as ScriptedMemoryProbe
+from modelmanager.memory import default_memory_probe as default_memory_probe
+from modelmanager.memory_torch import TorchCudaMemoryProbe as TorchCudaMemoryProbe
+from modelmanager.protocols import ManagerLike as ManagerLike
+from modelmanager.protocols import MemoryProbe as MemoryProbe
+from modelmanager.protocols import Model as Model
+from modelmanager.protocols import ModelFactory as ModelFactory
+from modelmanager.protocols import ModelRegistry as ModelRegistry
+from modelmanager.records import LifecycleEntryInfo as LifecycleEntryInfo
+from modelmanager.records import ModelDescription as ModelDescription
+from modelmanager.statistics import ManagerStatistics as ManagerStatistics
+
+CONCURRENCY_MODULES: tuple[str, ...] = (
+    "modelmanager.decorators.fixed_size_cache",
+    "modelmanager.leases",
+    "modelmanager.lifecycle",
+    "modelmanager.memory",
+    "modelmanager.memory_torch",
+    "modelmanager.statistics",
+)
+"""Modules that use ``threading``/``time``: patch these to run the core under lockstep."""
+
+__all__ = [
+    "CONCURRENCY_MODULES",
+    "InvalidArgument",
+    "InvalidArgumentType",
+    "LifecycleEntryInfo",
+    "LockTimeout",
+    "ManagerLike",
+    "ManagerStatistics",
+    "MemoryProbe",
+    "Model",
+    "ModelDescription",
+    "ModelFactory",
+    "ModelManager",
+    "ModelManagerDecorator",
+    "ModelManagerError",
+    "ModelManagerLockAcquisitionError",
+    "ModelNotFound",
+    "ModelRegistry",
+    "ScriptedMemoryProbe",
+    "TorchCudaMemoryProbe",
+    "UnsupportedOperation",
+    "WithFixedSizeCache",
+    "default_memory_probe",
+]

@@ -1,0 +1,123 @@
+"""Argument checks shared by every public entry point.
+
+Each check raises :class:`InvalidArgumentType` (wrong type) or
+:class:`InvalidArgument` (bad value) with a message naming the parameter, the
+offending value and what is expected. Checks never change state, so callers
+run them before touching anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+from modelmanager.errors import InvalidArgument, InvalidArgumentType
+
+__all__ = [
+    "check_alias",
+    "check_bool",
+    "check_fraction",
+    "check_memory_probe",
+    "check_model_id",
+    "check_positive_int",
+    "check_registry",
+    "check_timeout",
+]
+
+
+def _got(value: object) -> str:
+    return f"got {value!r} of type {type(value).__name__}"
+
+
+def check_model_id(value: object, name: str = "model_id") -> str:
+    """Return ``value`` if it is a non-empty str."""
+    if not isinstance(value, str):
+        raise InvalidArgumentType(f"{name} must be a non-empty str ({_got(value)})")
+    if not value:
+        raise InvalidArgument(f"{name} must be a non-empty str (got the empty string)")
+    return value
+
+
+def check_alias(value: object, name: str = "model_id_alias") -> str | None:
+    """Return ``value`` if it is None or a non-empty str."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentType(f"{name} must be None or a non-empty str ({_got(value)})")
+    if not value:
+        raise InvalidArgument(f"{name} must be None or a non-empty str (got the empty string)")
+    return value
+
+
+def check_api_key(value: object, name: str = "api_key") -> str | None:
+    """Return ``value`` if it is None or a str."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgumentType(f"{name} must be None or a str ({_got(value)})")
+    return value
+
+
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` if it is a bool."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentType(f"{name} must be a bool ({_got(value)})")
+    return value
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """Return ``value`` if it is an int >= 1 (bool is rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentType(f"{name} must be a positive int ({_got(value)})")
+    if value < 1:
+        raise InvalidArgument(f"{name} must be a positive int (got {value!r})")
+    return value
+
+
+def check_timeout(value: object, name: str) -> float:
+    """Return ``value`` as float if it is a finite real number >= 0 (bool is rejected)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InvalidArgumentType(
+            f"{name} must be a non-negative finite number of seconds ({_got(value)})"
+        )
+    as_float = float(value)
+    if not math.isfinite(as_float) or as_float < 0:
+        raise InvalidArgument(
+            f"{name} must be a non-negative finite number of seconds (got {value!r})"
+        )
+    return as_float
+
+
+def check_fraction(value: object, name: str) -> float:
+    """Return ``value`` as float if it is a real number in [0, 1] (bool is rejected)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InvalidArgumentType(f"{name} must be a number in [0, 1] ({_got(value)})")
+    as_float = float(value)
+    if not 0.0 <= as_float <= 1.0:  # also rejects NaN
+        raise InvalidArgument(f"{name} must be a number in [0, 1] (got {value!r})")
+    return as_float
+
+
+def check_registry(value: object) -> Any:
+    """Return ``value`` if it has a callable ``get_model`` or is a Mapping."""
+    if isinstance(value, Mapping) or callable(getattr(value, "get_model", None)):
+        return value
+    raise InvalidArgumentType(
+        "registry must have a get_model(model_id) method or be a Mapping of "
+        f"model id to factory ({_got(value)})"
+    )
+
+
+def check_memory_probe(value: object) -> Any:
+    """Return ``value`` if it has callable ``free_fraction`` and ``release_cache``."""
+    missing = [
+        method
+        for method in ("free_fraction", "release_cache")
+        if not callable(getattr(value, method, None))
+    ]
+    if missing:
+        raise InvalidArgumentType(
+            "memory_probe must provide free_fraction() and release_cache() "
+            f"(missing {', '.join(missing)}; {_got(value)})"
+        )
+    return value

@@ -1,0 +1,154 @@
+"""ModelManagerDecorator: the pass-through layer every decorator builds on.
+
+It delegates every public method of the core API explicitly, so any depth of
+decorators composes (B11), and it has no "already loaded?" fast path of its
+own: every call goes to the inner layer, which takes the id's lifecycle (B4).
+Methods that only some layers provide (the cache's ``pin_model``,
+``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``)
+are delegated by name through ``__getattr__`` — only those names
+(:data:`OPTIONAL_METHODS`); if no inner layer has one, it raises
+:class:`UnsupportedOperation` (also an AttributeError).
+
+A subclass that overrides ``add_model`` should override ``acquire`` too, since
+the base delegates ``acquire`` to the inner layer as a whole.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from modelmanager.errors import InvalidArgumentType, UnsupportedOperation
+from modelmanager.protocols import ManagerLike, Model
+from modelmanager.records import LifecycleEntryInfo, ModelDescription
+from modelmanager.statistics import ManagerStatistics
+
+__all__ = ["OPTIONAL_METHODS", "ModelManagerDecorator"]
+
+OPTIONAL_METHODS: frozenset[str] = frozenset(
+    {"in_flight_loads", "lru_order", "pin_model", "pinned", "refresh", "unpin_model"}
+)
+
+_REQUIRED_METHODS = (
+    "add_model",
+    "remove",
+    "clear",
+    "keys",
+    "describe_models",
+    "lease",
+    "acquire",
+    "statistics",
+    "lifecycle_snapshot",
+    "lease_counts",
+    "lifecycle",
+)
+
+
+def check_manager(value: object) -> ManagerLike:
+    """Return ``value`` if it provides the whole :class:`ManagerLike` interface."""
+    missing = [name for name in _REQUIRED_METHODS if not callable(getattr(value, name, None))]
+    if missing:
+        raise InvalidArgumentType(
+            "manager must be a ModelManager or a decorator of one "
+            f"(got {value!r} of type {type(value).__name__}, missing {', '.join(missing)})"
+        )
+    return value  # type: ignore[return-value]
+
+
+class ModelManagerDecorator:
+    """Wraps a manager (or another decorator) and delegates everything to it.
+
+    Thread-safe as the wrapped layer is. ``manager`` is the wrapped layer.
+    """
+
+    def __init__(self, manager: ManagerLike) -> None:
+        self._manager = check_manager(manager)
+
+    @property
+    def manager(self) -> ManagerLike:
+        """The wrapped layer."""
+        return self._manager
+
+    def add_model(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        **load_kwargs: Any,
+    ) -> None:
+        """See :meth:`ModelManager.add_model`."""
+        self._manager.add_model(model_id, api_key, model_id_alias, **load_kwargs)
+
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        """See :meth:`ModelManager.remove`; ``delete_from_disk`` is forwarded."""
+        self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+
+    def clear(self) -> None:
+        """See :meth:`ModelManager.clear`."""
+        self._manager.clear()
+
+    def keys(self) -> list[str]:
+        """See :meth:`ModelManager.keys`."""
+        return self._manager.keys()
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self._manager
+
+    def __getitem__(self, model_id: str) -> Model:
+        return self._manager[model_id]
+
+    def __len__(self) -> int:
+        return len(self._manager)
+
+    def describe_models(self) -> list[ModelDescription]:
+        """See :meth:`ModelManager.describe_models`."""
+        return self._manager.describe_models()
+
+    def lease(self, model_id: str) -> AbstractContextManager[Model]:
+        """See :meth:`ModelManager.lease`."""
+        return self._manager.lease(model_id)
+
+    def acquire(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        **load_kwargs: Any,
+    ) -> AbstractContextManager[Model]:
+        """See :meth:`ModelManager.acquire`."""
+        return self._manager.acquire(model_id, api_key, model_id_alias, **load_kwargs)
+
+    def statistics(self) -> ManagerStatistics:
+        """See :meth:`ModelManager.statistics`."""
+        return self._manager.statistics()
+
+    def lifecycle_snapshot(self) -> dict[str, LifecycleEntryInfo]:
+        """See :meth:`ModelManager.lifecycle_snapshot`."""
+        return self._manager.lifecycle_snapshot()
+
+    def lease_counts(self) -> dict[str, int]:
+        """See :meth:`ModelManager.lease_counts`."""
+        return self._manager.lease_counts()
+
+    def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]:
+        """See :meth:`ModelManager.lifecycle` (reaches the innermost manager)."""
+        return self._manager.lifecycle(resolved_id)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails. Delegate the documented
+        # optional methods; everything else is a plain AttributeError.
+        if name in OPTIONAL_METHODS:
+            manager = self.__dict__.get("_manager")
+            if manager is not None:
+                try:
+                    return getattr(manager, name)
+                except AttributeError:
+                    pass
+            raise UnsupportedOperation(
+                f"{name}() needs a layer that provides it (e.g. WithFixedSizeCache) "
+                f"in this stack: {self!r}"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._manager!r})"

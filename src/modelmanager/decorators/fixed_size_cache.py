@@ -1,0 +1,541 @@
+"""WithFixedSizeCache: a bounded LRU of loaded models, with pins and memory pressure.
+
+State (all guarded by one LRU lock, never held across a constructor,
+``clear_cache``, ``gc.collect`` or a per-id lock wait — B15):
+
+* ``_lru``: OrderedDict of registered resolved ids, least recent first (O(1)
+  move/pop). An id enters only after its load succeeded and leaves only after
+  its removal succeeded, both while holding the id's lifecycle, so at
+  quiescence it holds exactly the registered ids, without duplicates (I4,
+  B7, B8, B13).
+* ``_reserved``: capacity slots of in-flight cold loads (id -> number of adds
+  sharing that slot). Registered plus in-flight never exceed ``max_size``
+  unless everything registered is pinned or leased (I11, B14).
+* ``_evicting``: ids chosen as victims whose unload is in progress; they keep
+  their LRU position until the unload succeeded, so a failed eviction needs no
+  repositioning (I6, B9) and a failed remove never touches the LRU (I5, B5,
+  B6).
+* ``_pins``: configuration, keyed by resolved id; allowed before a load,
+  survives remove and clear (I12).
+
+A cold ``add_model`` (1) checks for a warm hit under the id's lifecycle, (2)
+with no lifecycle held, evicts for memory pressure, then reserves a capacity
+slot, evicting least-recent unpinned unleased models outside the LRU lock or
+waiting (bounded by ``queue_lock_timeout``) for in-flight loads, (3) takes the
+id's lifecycle again, re-checks for a hit, loads through the inner layer and
+inserts the id at the most-recent end. Holding no lifecycle while evicting
+means no two adds can each hold one id's lock while waiting for the other's.
+
+Internal extension points (one step each, for known-bug variants to override):
+
+* ``_warm_hit(resolved_id, request) -> bool`` — under the id's lifecycle: if
+  registered, refresh the LRU (and pin) and record a hit through the inner add.
+* ``_load(request)`` — the inner ``add_model`` (under the id's lifecycle).
+* ``_admit(resolved_id)`` — memory eviction, then reserve a capacity slot.
+* ``_evict_for_memory(resolved_id, deadline)`` — rounds of up to 3 evictions.
+* ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — under the
+  LRU lock: reserve a slot (returns []) or choose capacity victims.
+* ``_select_capacity_victims_locked(need, leased, exclude) -> list[str]`` and
+  ``_select_memory_victims_locked(limit, leased, exclude) -> list[str]``.
+* ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` — unload
+  outside the LRU lock, each under the victim's lifecycle.
+* ``_rollback_eviction(victims)`` — a failed eviction: unmark, positions kept.
+* ``_commit_load(resolved_id, pin)`` — LRU insert after a successful load.
+* ``_release_slot(resolved_id)`` — the slot of a failed or warm load.
+* ``_forget(resolved_id)`` — LRU bookkeeping after a successful removal.
+* ``_measure_free_fraction()`` / ``_release_memory()`` — probe calls; an error
+  counts as "no pressure" and is logged and counted.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Any, TypeVar
+
+import attrs
+
+from modelmanager._validation import (
+    check_alias,
+    check_api_key,
+    check_bool,
+    check_fraction,
+    check_memory_probe,
+    check_model_id,
+    check_positive_int,
+    check_timeout,
+)
+from modelmanager.decorators.base import ModelManagerDecorator
+from modelmanager.errors import LockTimeout, attach_secondary
+from modelmanager.manager import _clear_all
+from modelmanager.memory import default_memory_probe
+from modelmanager.protocols import ManagerLike, MemoryProbe, Model
+from modelmanager.statistics import Counters, ManagerStatistics
+
+__all__ = ["MEMORY_EVICTIONS_PER_ROUND", "WithFixedSizeCache"]
+
+logger = logging.getLogger(__name__)
+
+MEMORY_EVICTIONS_PER_ROUND = 3
+"""Upstream's round size for memory-pressure eviction."""
+
+_T = TypeVar("_T")
+
+
+@attrs.frozen
+class _AddRequest:
+    """The arguments of one add, passed between the steps of the add protocol."""
+
+    model_id: str
+    api_key: str | None
+    model_id_alias: str | None
+    pin: bool
+    load_kwargs: dict[str, Any]
+
+    @property
+    def resolved_id(self) -> str:
+        """The key: the alias if given, else the model id."""
+        return self.model_id_alias if self.model_id_alias is not None else self.model_id
+
+
+class WithFixedSizeCache(ModelManagerDecorator):
+    """Keeps at most ``max_size`` models loaded, evicting the least recently used.
+
+    Thread-safe. Pinned and leased models are never evicted; when only they
+    remain, a cold add proceeds over capacity (counted as ``pinned_overflow``
+    and logged). With ``memory_free_threshold > 0``, a cold add first evicts
+    while ``memory_probe.free_fraction()`` is below the threshold. Waits on the
+    LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
+    raise :class:`LockTimeout` with nothing changed.
+    """
+
+    def __init__(
+        self,
+        manager: ManagerLike,
+        max_size: int = 8,
+        *,
+        memory_probe: MemoryProbe | None = None,
+        memory_free_threshold: float = 0.0,
+        queue_lock_timeout: float = 5.0,
+    ) -> None:
+        max_size = check_positive_int(max_size, "max_size")
+        threshold = check_fraction(memory_free_threshold, "memory_free_threshold")
+        queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
+        probe = check_memory_probe(memory_probe) if memory_probe is not None else None
+        super().__init__(manager)
+        self._max_size = max_size
+        self._memory_free_threshold = threshold
+        self._queue_lock_timeout = queue_timeout
+        self._memory_probe: MemoryProbe | None = probe
+        self._counters = Counters()
+        self._lru_lock = threading.Lock()
+        self._lru_changed = threading.Condition(self._lru_lock)
+        # Guarded by _lru_lock (see the module docstring).
+        self._lru: OrderedDict[str, None] = OrderedDict()
+        self._reserved: dict[str, int] = {}
+        self._evicting: set[str] = set()
+        self._pins: set[str] = set()
+
+    # ------------------------------------------------------------ settings
+
+    @property
+    def max_size(self) -> int:
+        """The capacity, in models."""
+        return self._max_size
+
+    @property
+    def memory_free_threshold(self) -> float:
+        """Free-memory fraction below which cold adds evict (0 disables)."""
+        return self._memory_free_threshold
+
+    @property
+    def queue_lock_timeout(self) -> float:
+        """The bound, in seconds, of LRU-lock and admission waits."""
+        return self._queue_lock_timeout
+
+    @property
+    def memory_probe(self) -> MemoryProbe:
+        """The probe (the default one is created on first use)."""
+        if self._memory_probe is None:
+            self._memory_probe = default_memory_probe()
+        return self._memory_probe
+
+    # ----------------------------------------------------------------- API
+
+    def add_model(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+        **load_kwargs: Any,
+    ) -> None:
+        """Load (or hit) ``model_id`` and make it the most recently used.
+
+        ``pin=True`` pins the resolved id atomically with the load (only if
+        the add succeeds). Raises what the inner layer raises, the error of a
+        failed eviction (I6), or :class:`LockTimeout`; a failed add leaves no
+        LRU entry, slot or pin behind (I10).
+        """
+        self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+        self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
+
+    def acquire(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+        **load_kwargs: Any,
+    ) -> AbstractContextManager[Model]:
+        """:meth:`add_model` and a lease, atomic for the resolved id (B17)."""
+        self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+        return self._acquire_context(model_id, api_key, model_id_alias, pin, load_kwargs)
+
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        """Remove through the inner layer; the LRU entry goes only on success.
+
+        A failed remove leaves the registry and the exact LRU order unchanged
+        (I5). Pins survive. Unknown ids are a silent no-op.
+        """
+        check_model_id(model_id)
+        check_bool(delete_from_disk, "delete_from_disk")
+        with self._manager.lifecycle(model_id):
+            self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+            self._forget(model_id)
+
+    def clear(self) -> None:
+        """Remove every model through this layer; ExceptionGroup of failures."""
+        _clear_all(self)
+
+    def statistics(self) -> ManagerStatistics:
+        """The inner layer's statistics plus this cache's counters."""
+        return self._manager.statistics() + self._counters.snapshot()
+
+    def pin_model(self, model_id: str) -> None:
+        """Pin ``model_id`` (a resolved id, loaded or not): it is never evicted."""
+        check_model_id(model_id)
+        # Under the id's lifecycle so a pin cannot slip between an eviction's
+        # final check and its unload.
+        with self._manager.lifecycle(model_id), self._lru_guard():
+            self._pins.add(model_id)
+
+    def unpin_model(self, model_id: str) -> None:
+        """Unpin ``model_id``; a no-op if it was not pinned."""
+        check_model_id(model_id)
+        with self._lru_guard():
+            self._pins.discard(model_id)
+
+    def pinned(self) -> frozenset[str]:
+        """The pinned resolved ids."""
+        with self._lru_guard():
+            return frozenset(self._pins)
+
+    def lru_order(self) -> list[str]:
+        """Registered resolved ids, least recently used first."""
+        with self._lru_guard():
+            return list(self._lru)
+
+    def in_flight_loads(self) -> int:
+        """Capacity slots currently held by cold loads in progress."""
+        with self._lru_guard():
+            return self._in_flight_locked()
+
+    def refresh(self, model_id: str) -> None:
+        """Mark ``model_id`` most recently used (what an inference does).
+
+        A no-op for an id that is not registered: no phantom entry (B13).
+        """
+        check_model_id(model_id)
+        with self._lru_guard():
+            if model_id in self._lru:
+                self._lru.move_to_end(model_id)
+
+    def __repr__(self) -> str:
+        with self._lru_lock:
+            lru, pins, in_flight = list(self._lru), sorted(self._pins), self._in_flight_locked()
+        return (
+            f"{type(self).__name__}(max_size={self._max_size}, lru={lru!r}, pinned={pins!r}, "
+            f"in_flight_loads={in_flight}, memory_free_threshold={self._memory_free_threshold:g}, "
+            f"manager={self._manager!r})"
+        )
+
+    # ------------------------------------------------------- the add protocol
+
+    def _check_add_arguments(
+        self, model_id: object, api_key: object, model_id_alias: object, pin: object
+    ) -> None:
+        check_model_id(model_id)
+        check_api_key(api_key)
+        check_alias(model_id_alias)
+        check_bool(pin, "pin")
+
+    def _add(self, request: _AddRequest, after_load: Callable[[str], _T] | None) -> _T | None:
+        """The whole add; ``after_load`` runs under the id's lifecycle once loaded."""
+        resolved_id = request.resolved_id
+        with self._manager.lifecycle(resolved_id):
+            if self._warm_hit(resolved_id, request):
+                return after_load(resolved_id) if after_load is not None else None
+        self._admit(resolved_id)
+        holding_slot = True
+        try:
+            with self._manager.lifecycle(resolved_id):
+                if self._warm_hit(resolved_id, request):
+                    holding_slot = False
+                    self._release_slot(resolved_id)
+                else:
+                    self._load(request)
+                    holding_slot = False
+                    self._commit_load(resolved_id, request.pin)
+                return after_load(resolved_id) if after_load is not None else None
+        except BaseException as error:
+            if holding_slot:
+                try:
+                    self._release_slot(resolved_id)
+                except BaseException as secondary:  # keep the first error (I16)
+                    attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
+            raise
+
+    def _warm_hit(self, resolved_id: str, request: _AddRequest) -> bool:
+        if resolved_id not in self._manager:
+            return False
+        with self._lru_guard():
+            if resolved_id in self._lru:
+                self._lru.move_to_end(resolved_id)
+            if request.pin:
+                self._pins.add(resolved_id)
+        # Registered and we hold its lifecycle: the inner add is a recorded hit.
+        self._load(request)
+        return True
+
+    def _load(self, request: _AddRequest) -> None:
+        self._manager.add_model(
+            request.model_id, request.api_key, request.model_id_alias, **request.load_kwargs
+        )
+
+    def _admit(self, resolved_id: str) -> None:
+        deadline = time.monotonic() + self._queue_lock_timeout
+        if self._memory_free_threshold > 0:
+            self._evict_for_memory(resolved_id, deadline)
+        while True:
+            with self._lru_guard(deadline):
+                victims = self._reserve_or_select_locked(resolved_id, deadline)
+                if not victims:
+                    return
+                self._evicting.update(victims)
+            self._evict(victims, "evictions_capacity")
+
+    def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
+        while True:
+            if resolved_id in self._reserved or resolved_id in self._lru:
+                # Another add of the same id holds a slot, or it got registered
+                # meanwhile: share, no extra room needed.
+                self._reserve_locked(resolved_id)
+                return []
+            need = len(self._lru) + self._in_flight_locked() + 1 - self._max_size
+            if need <= 0:
+                self._reserve_locked(resolved_id)
+                return []
+            leased = frozenset(self._manager.lease_counts())
+            victims = self._select_capacity_victims_locked(need, leased, resolved_id)
+            if victims:
+                return victims
+            if self._in_flight_locked() or self._evicting:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._lru_changed.wait(remaining):
+                    self._counters.increment("lock_timeouts")
+                    raise LockTimeout(
+                        f"a free slot for model {resolved_id!r} (the cache of "
+                        f"{self._max_size} is full of in-flight loads and evictions)",
+                        self._queue_lock_timeout,
+                    )
+                continue
+            self._counters.increment("pinned_overflow")
+            logger.warning(
+                "admitting model %r over max_size=%d: every registered model is pinned "
+                "or leased",
+                resolved_id,
+                self._max_size,
+            )
+            self._reserve_locked(resolved_id)
+            return []
+
+    def _select_capacity_victims_locked(
+        self, need: int, leased: frozenset[str], exclude: str
+    ) -> list[str]:
+        victims: list[str] = []
+        for candidate in self._lru:
+            if len(victims) == need:
+                break
+            if self._evictable_locked(candidate, leased, exclude):
+                victims.append(candidate)
+        return victims
+
+    def _select_memory_victims_locked(
+        self, limit: int, leased: frozenset[str], exclude: str
+    ) -> list[str]:
+        # Pinned, leased and in-progress ids are skipped without using the budget.
+        return self._select_capacity_victims_locked(limit, leased, exclude)
+
+    def _evictable_locked(self, candidate: str, leased: frozenset[str], exclude: str) -> bool:
+        return (
+            candidate != exclude
+            and candidate not in self._pins
+            and candidate not in leased
+            and candidate not in self._evicting
+        )
+
+    def _evict_for_memory(self, resolved_id: str, deadline: float) -> None:
+        while True:
+            fraction = self._measure_free_fraction()
+            if fraction is None or fraction >= self._memory_free_threshold:
+                return
+            leased = frozenset(self._manager.lease_counts())
+            with self._lru_guard(deadline):
+                victims = self._select_memory_victims_locked(
+                    MEMORY_EVICTIONS_PER_ROUND, leased, resolved_id
+                )
+                self._evicting.update(victims)
+            if not victims:
+                logger.warning(
+                    "memory pressure (free fraction %.3f < %.3f) but no model is evictable",
+                    fraction,
+                    self._memory_free_threshold,
+                )
+                return
+            if self._evict(victims, "evictions_memory") == 0:
+                return
+            self._release_memory()
+
+    def _evict(self, victims: list[str], cause: str) -> int:
+        """Unload ``victims`` in order, outside the LRU lock; return how many went."""
+        evicted = 0
+        for index, victim in enumerate(victims):
+            try:
+                gone = self._evict_one(victim)
+            except BaseException:
+                self._counters.increment("eviction_failures")
+                self._rollback_eviction(victims[index:])
+                raise
+            if gone:
+                evicted += 1
+                self._counters.increment(cause)
+            else:
+                self._rollback_eviction([victim])
+        return evicted
+
+    def _evict_one(self, victim: str) -> bool:
+        with self._manager.lifecycle(victim):
+            # Re-check under the victim's lifecycle: pins and leases are only
+            # added while holding it, so this answer holds until we are done.
+            if (
+                victim not in self._manager
+                or victim in self._pins
+                or self._manager.lease_counts().get(victim, 0)
+            ):
+                return False
+            self._manager.remove(victim, delete_from_disk=False)
+            self._forget(victim)
+            return True
+
+    def _rollback_eviction(self, victims: list[str]) -> None:
+        # Victims never left their LRU positions; only the marks go.
+        with self._lru_changed:
+            self._evicting.difference_update(victims)
+            self._lru_changed.notify_all()
+
+    def _commit_load(self, resolved_id: str, pin: bool) -> None:
+        # Commit steps wait without a bound: the model is already loaded, so a
+        # timeout here could only report a success as a failure (B16); the LRU
+        # lock is only ever held for short, non-blocking bookkeeping.
+        with self._lru_changed:
+            self._lru[resolved_id] = None
+            self._lru.move_to_end(resolved_id)
+            self._unreserve_locked(resolved_id)
+            if pin:
+                self._pins.add(resolved_id)
+            self._lru_changed.notify_all()
+
+    def _release_slot(self, resolved_id: str) -> None:
+        with self._lru_changed:
+            self._unreserve_locked(resolved_id)
+            self._lru_changed.notify_all()
+
+    def _forget(self, resolved_id: str) -> None:
+        with self._lru_changed:  # unbounded for the same reason as _commit_load
+            self._lru.pop(resolved_id, None)
+            self._evicting.discard(resolved_id)
+            self._lru_changed.notify_all()
+
+    def _measure_free_fraction(self) -> float | None:
+        try:
+            return self.memory_probe.free_fraction()
+        except Exception:
+            self._counters.increment("memory_probe_errors")
+            logger.warning("memory probe failed; treating it as no pressure", exc_info=True)
+            return None
+
+    def _release_memory(self) -> None:
+        gc.collect()
+        try:
+            self.memory_probe.release_cache()
+        except Exception:
+            self._counters.increment("memory_probe_errors")
+            logger.warning("memory probe release_cache() failed", exc_info=True)
+
+    # ------------------------------------------------------------- helpers
+
+    def _reserve_locked(self, resolved_id: str) -> None:
+        self._reserved[resolved_id] = self._reserved.get(resolved_id, 0) + 1
+
+    def _unreserve_locked(self, resolved_id: str) -> None:
+        remaining = self._reserved[resolved_id] - 1
+        if remaining:
+            self._reserved[resolved_id] = remaining
+        else:
+            del self._reserved[resolved_id]
+
+    def _in_flight_locked(self) -> int:
+        return sum(1 for resolved_id in self._reserved if resolved_id not in self._lru)
+
+    @contextmanager
+    def _lru_guard(self, deadline: float | None = None) -> Iterator[None]:
+        """Hold the LRU lock, waiting at most until ``deadline`` (or the queue timeout)."""
+        timeout = (
+            self._queue_lock_timeout
+            if deadline is None
+            else max(0.0, deadline - time.monotonic())
+        )
+        if not self._lru_lock.acquire(timeout=timeout):
+            self._counters.increment("lock_timeouts")
+            raise LockTimeout("the LRU lock", self._queue_lock_timeout)
+        try:
+            yield
+        finally:
+            self._lru_lock.release()
+
+    @contextmanager
+    def _acquire_context(
+        self,
+        model_id: str,
+        api_key: str | None,
+        model_id_alias: str | None,
+        pin: bool,
+        load_kwargs: dict[str, Any],
+    ) -> Iterator[Model]:
+        with ExitStack() as stack:
+
+            def take_lease(resolved_id: str) -> Model:
+                return stack.enter_context(self._manager.lease(resolved_id))
+
+            request = _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs)
+            model = self._add(request, take_lease)
+            assert model is not None  # take_lease always returns the model
+            yield model

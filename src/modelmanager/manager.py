@@ -1,0 +1,335 @@
+"""ModelManager: loads models by id, single-flight, with leases.
+
+Every mutation of one id runs under that id's lifecycle lock (see
+:mod:`modelmanager.lifecycle`), so add and remove of one id are mutually
+exclusive and at most one constructor per id runs at a time (I2). The
+constructor runs while the lock is held; a second ``add_model`` of the same id
+waits, then finds it loaded (a hit). A failed constructor registers nothing.
+
+Internal extension points (small methods a known-bug variant may override to
+change exactly one step; each is called with the id's lifecycle held unless
+noted):
+
+* ``_resolve(model_id, model_id_alias) -> str`` — the key (alias if given).
+* ``_warm_hit(resolved_id) -> bool`` — record a hit if loaded.
+* ``_lookup_factory(resolved_id)`` — registry lookup.
+* ``_construct(factory, model_id, api_key, load_kwargs) -> model``.
+* ``_register(resolved_id, canonical_id, model)`` — bookkeeping after a load.
+* ``_wait_for_leases(resolved_id)`` — the bounded drain before an unload.
+* ``_unload(resolved_id, model, delete_from_disk)`` — ``clear_cache``.
+* ``_unregister(resolved_id)`` — bookkeeping after a successful unload.
+* ``_take_lease(resolved_id) -> model`` — lease acquisition.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from modelmanager._validation import (
+    check_alias,
+    check_api_key,
+    check_bool,
+    check_model_id,
+    check_registry,
+    check_timeout,
+)
+from modelmanager.errors import LockTimeout, ModelNotFound
+from modelmanager.leases import LeaseTable
+from modelmanager.lifecycle import LifecycleTable
+from modelmanager.protocols import Model, ModelFactory
+from modelmanager.records import LifecycleEntryInfo, ModelDescription
+from modelmanager.statistics import Counters, ManagerStatistics
+
+__all__ = ["ModelManager"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Loaded:
+    """A registered model and its metadata (mutated only under its id's lifecycle)."""
+
+    __slots__ = ("canonical_id", "hits", "model")
+
+    def __init__(self, model: Model, canonical_id: str) -> None:
+        self.model = model
+        self.canonical_id = canonical_id
+        self.hits = 0
+
+
+class ModelManager:
+    """Loads, serves and unloads models by resolved id. Thread-safe.
+
+    ``registry`` maps a resolved id to a factory (``get_model(id)`` or a plain
+    Mapping); the factory is called as ``factory(model_id=<canonical id>,
+    api_key=api_key, **load_kwargs)``. Every per-id wait is bounded by
+    ``lock_timeout`` seconds and raises :class:`LockTimeout` with no state
+    changed.
+    """
+
+    def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
+        self._registry = check_registry(registry)
+        self._lock_timeout = check_timeout(lock_timeout, "lock_timeout")
+        self._counters = Counters()
+        self._lifecycle = LifecycleTable(
+            on_timeout=lambda: self._counters.increment("lock_timeouts")
+        )
+        self._leases = LeaseTable()
+        # Written only under the id's lifecycle lock; single dict operations
+        # are atomic, so readers (keys, __contains__, ...) need no lock.
+        self._models: dict[str, _Loaded] = {}
+
+    @property
+    def lock_timeout(self) -> float:
+        """The bound, in seconds, of every per-id wait."""
+        return self._lock_timeout
+
+    # ----------------------------------------------------------------- API
+
+    def add_model(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        **load_kwargs: Any,
+    ) -> None:
+        """Load ``model_id`` under its resolved id unless it is already loaded.
+
+        The resolved id (``model_id_alias`` if given, else ``model_id``) is the
+        key; the constructor receives the canonical ``model_id``. Already
+        loaded: a hit, nothing else happens. Raises :class:`LockTimeout`
+        (nothing changed), :class:`ModelNotFound` (no factory), or the
+        constructor's own exception unchanged (nothing registered).
+        """
+        check_model_id(model_id)
+        check_api_key(api_key)
+        check_alias(model_id_alias)
+        resolved_id = self._resolve(model_id, model_id_alias)
+        with self.lifecycle(resolved_id):
+            if self._warm_hit(resolved_id):
+                return
+            try:
+                factory = self._lookup_factory(resolved_id)
+                model = self._construct(factory, model_id, api_key, load_kwargs)
+            except BaseException:
+                self._counters.increment("load_failures")
+                raise
+            self._register(resolved_id, model_id, model)
+
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        """Unload ``model_id`` (a resolved id); unknown ids are a silent no-op.
+
+        Waits (bounded by ``lock_timeout``) for its leases to be given back,
+        then calls ``clear_cache(delete_from_disk=...)`` and unregisters it.
+        On :class:`LockTimeout` or a ``clear_cache`` error nothing changed: the
+        model stays registered (I5).
+        """
+        check_model_id(model_id)
+        check_bool(delete_from_disk, "delete_from_disk")
+        with self.lifecycle(model_id):
+            loaded = self._models.get(model_id)
+            if loaded is None:
+                return
+            self._wait_for_leases(model_id)
+            try:
+                self._unload(model_id, loaded.model, delete_from_disk)
+            except BaseException:
+                self._counters.increment("removal_failures")
+                raise
+            self._unregister(model_id)
+
+    def clear(self) -> None:
+        """Remove every model; attempts all of them.
+
+        Raises an :class:`ExceptionGroup` of the failures (each failed model
+        stays loaded). A BaseException that is not an Exception stops at once.
+        """
+        _clear_all(self)
+
+    def keys(self) -> list[str]:
+        """The resolved ids currently loaded (a snapshot)."""
+        return list(self._models)
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self._models
+
+    def __getitem__(self, model_id: str) -> Model:
+        """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise."""
+        loaded = self._models.get(model_id)
+        if loaded is None:
+            raise ModelNotFound(model_id)
+        return loaded.model
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def describe_models(self) -> list[ModelDescription]:
+        """One :class:`ModelDescription` per loaded model, in load order."""
+        leases = self._leases.counts()
+        return [
+            ModelDescription(
+                model_id=resolved_id,
+                canonical_model_id=loaded.canonical_id,
+                model_class=type(loaded.model).__qualname__,
+                hits=loaded.hits,
+                leases=leases.get(resolved_id, 0),
+            )
+            for resolved_id, loaded in list(self._models.items())
+        ]
+
+    def lease(self, model_id: str) -> AbstractContextManager[Model]:
+        """Context manager yielding the loaded model, kept loaded while held.
+
+        While the lease is held the model is neither removed nor evicted and
+        ``clear_cache`` never runs on it (I13). Raises :class:`ModelNotFound`
+        on entry if ``model_id`` (a resolved id) is not loaded.
+        """
+        check_model_id(model_id)
+        return self._lease_context(model_id)
+
+    def acquire(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        **load_kwargs: Any,
+    ) -> AbstractContextManager[Model]:
+        """Load (or hit) and lease in one step, atomic for the resolved id.
+
+        No other thread can unload the model between the load and the lease
+        (B17). Raises what :meth:`add_model` raises.
+        """
+        check_model_id(model_id)
+        check_api_key(api_key)
+        check_alias(model_id_alias)
+        return self._acquire_context(model_id, api_key, model_id_alias, load_kwargs)
+
+    def statistics(self) -> ManagerStatistics:
+        """A frozen snapshot of this manager's counters."""
+        return self._counters.snapshot(lifecycle_entries=len(self._lifecycle))
+
+    def lifecycle_snapshot(self) -> dict[str, LifecycleEntryInfo]:
+        """The lifecycle table's entries (empty when nothing is in flight, I9)."""
+        return self._lifecycle.snapshot()
+
+    def lease_counts(self) -> dict[str, int]:
+        """Resolved ids with at least one lease, and their counts."""
+        return self._leases.counts()
+
+    def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]:
+        """Hold ``resolved_id``'s lifecycle lock (re-entrant per thread).
+
+        For decorators whose compound per-id steps must be atomic with this
+        manager's own (add, remove, lease). Bounded by ``lock_timeout``;
+        raises :class:`LockTimeout` with nothing changed.
+        """
+        check_model_id(resolved_id, "resolved_id")
+        return self._lifecycle.hold(resolved_id, self._lock_timeout)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(models={self.keys()!r}, leases={self.lease_counts()!r}, "
+            f"lifecycle_entries={len(self._lifecycle)}, lock_timeout={self._lock_timeout:g})"
+        )
+
+    # ------------------------------------------------------ extension points
+
+    def _resolve(self, model_id: str, model_id_alias: str | None) -> str:
+        return model_id_alias if model_id_alias is not None else model_id
+
+    def _warm_hit(self, resolved_id: str) -> bool:
+        loaded = self._models.get(resolved_id)
+        if loaded is None:
+            return False
+        loaded.hits += 1
+        self._counters.increment("hits")
+        return True
+
+    def _lookup_factory(self, resolved_id: str) -> ModelFactory:
+        if isinstance(self._registry, Mapping):
+            try:
+                factory: ModelFactory = self._registry[resolved_id]
+            except KeyError:
+                raise ModelNotFound(
+                    resolved_id, f"no factory is registered for model {resolved_id!r}"
+                ) from None
+            return factory
+        found: ModelFactory = self._registry.get_model(resolved_id)
+        return found
+
+    def _construct(
+        self,
+        factory: ModelFactory,
+        model_id: str,
+        api_key: str | None,
+        load_kwargs: dict[str, Any],
+    ) -> Model:
+        return factory(model_id=model_id, api_key=api_key, **load_kwargs)
+
+    def _register(self, resolved_id: str, canonical_id: str, model: Model) -> None:
+        self._models[resolved_id] = _Loaded(model, canonical_id)
+        self._counters.increment("loads")
+
+    def _wait_for_leases(self, resolved_id: str) -> None:
+        if not self._leases.wait_until_free(resolved_id, self._lock_timeout):
+            self._counters.increment("lock_timeouts")
+            raise LockTimeout(f"the leases on model {resolved_id!r} to be given back",
+                              self._lock_timeout)
+
+    def _unload(self, resolved_id: str, model: Model, delete_from_disk: bool) -> None:
+        model.clear_cache(delete_from_disk=delete_from_disk)
+
+    def _unregister(self, resolved_id: str) -> None:
+        del self._models[resolved_id]
+        self._counters.increment("removals")
+
+    def _take_lease(self, resolved_id: str) -> Model:
+        with self.lifecycle(resolved_id):
+            loaded = self._models.get(resolved_id)
+            if loaded is None:
+                raise ModelNotFound(resolved_id)
+            self._leases.take(resolved_id)
+            return loaded.model
+
+    # ------------------------------------------------------------- helpers
+
+    @contextmanager
+    def _lease_context(self, resolved_id: str) -> Iterator[Model]:
+        model = self._take_lease(resolved_id)
+        try:
+            yield model
+        finally:
+            self._leases.give_back(resolved_id)
+
+    @contextmanager
+    def _acquire_context(
+        self,
+        model_id: str,
+        api_key: str | None,
+        model_id_alias: str | None,
+        load_kwargs: dict[str, Any],
+    ) -> Iterator[Model]:
+        resolved_id = self._resolve(model_id, model_id_alias)
+        with self.lifecycle(resolved_id):
+            self.add_model(model_id, api_key, model_id_alias, **load_kwargs)
+            model = self._take_lease(resolved_id)
+        try:
+            yield model
+        finally:
+            self._leases.give_back(resolved_id)
+
+
+def _clear_all(stack: Any) -> None:
+    """Remove every id of ``stack`` through ``stack.remove``; group the failures."""
+    failures: list[Exception] = []
+    resolved_ids: list[str] = stack.keys()  # a snapshot: removal mutates the stack
+    for resolved_id in resolved_ids:
+        try:
+            stack.remove(resolved_id)
+        except Exception as error:
+            error.add_note(f"while clearing: removing model {resolved_id!r} failed")
+            failures.append(error)
+    if failures:
+        raise ExceptionGroup(f"clear() failed for {len(failures)} model(s)", failures)

@@ -1,0 +1,88 @@
+"""Counters of what a manager stack did, and their frozen snapshot.
+
+Each layer owns a :class:`Counters` (thread-safe) for the events it causes;
+``statistics()`` on a stack returns one :class:`ManagerStatistics`, the sum of
+the layers' counters (a decorator adds its own to its inner layer's).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+
+__all__ = ["COUNTER_NAMES", "Counters", "ManagerStatistics"]
+
+
+@attrs.frozen
+class ManagerStatistics:
+    """A snapshot of a stack's counters.
+
+    * ``loads`` / ``load_failures``: constructors that returned / raised.
+    * ``hits``: ``add_model`` calls that found the model already loaded.
+    * ``removals``: models unloaded (explicit removes and evictions).
+    * ``removal_failures``: removals whose ``clear_cache`` raised.
+    * ``evictions_capacity`` / ``evictions_memory``: evictions by cause
+      (each is also counted in ``removals``); ``eviction_failures``: evictions
+      that raised (the add that needed them failed).
+    * ``lock_timeouts``: bounded waits that ran out (per-id locks, lease
+      drains, the LRU lock, admission waits).
+    * ``pinned_overflow``: cold adds admitted over ``max_size`` because every
+      registered model was pinned or leased.
+    * ``memory_probe_errors``: probe calls that raised (treated as no pressure).
+    * ``lifecycle_entries``: entries in the lifecycle table at snapshot time
+      (0 whenever no operation is in flight).
+    """
+
+    loads: int = 0
+    load_failures: int = 0
+    hits: int = 0
+    removals: int = 0
+    removal_failures: int = 0
+    evictions_capacity: int = 0
+    evictions_memory: int = 0
+    eviction_failures: int = 0
+    lock_timeouts: int = 0
+    pinned_overflow: int = 0
+    memory_probe_errors: int = 0
+    lifecycle_entries: int = 0
+
+    @property
+    def evictions(self) -> int:
+        """All evictions, whatever the cause."""
+        return self.evictions_capacity + self.evictions_memory
+
+    def __add__(self, other: ManagerStatistics) -> ManagerStatistics:
+        """Field-wise sum (used to merge a decorator's counters into its inner's)."""
+        return ManagerStatistics(
+            **{
+                field.name: getattr(self, field.name) + getattr(other, field.name)
+                for field in attrs.fields(ManagerStatistics)
+            }
+        )
+
+
+COUNTER_NAMES: frozenset[str] = frozenset(
+    field.name for field in attrs.fields(ManagerStatistics) if field.name != "lifecycle_entries"
+)
+
+
+class Counters:
+    """Thread-safe event counters; names are the fields of :class:`ManagerStatistics`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, int] = dict.fromkeys(sorted(COUNTER_NAMES), 0)
+
+    def increment(self, name: str, amount: int = 1) -> None:
+        """Add ``amount`` to counter ``name`` (a :data:`COUNTER_NAMES` member)."""
+        if name not in COUNTER_NAMES:
+            raise KeyError(name)
+        with self._lock:
+            self._values[name] += amount
+
+    def snapshot(self, lifecycle_entries: int = 0) -> ManagerStatistics:
+        """The counters as a frozen record."""
+        with self._lock:
+            values = dict(self._values)
+        return ManagerStatistics(lifecycle_entries=lifecycle_entries, **values)
