@@ -1,0 +1,123 @@
+"""Failures are data: what went wrong, the schedule that reproduces it, and its trace.
+
+A :class:`Failure` is a frozen value. ``str(failure)`` is the message, the deadlock
+table (for deadlocks), the text swimlanes of the failing execution, and the exact
+command that replays it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from lockstep.schedule import Schedule
+from lockstep.trace import Trace
+
+__all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind"]
+
+FailureKind = Literal[
+    "exception", "invariant", "deadlock", "step_limit", "nondeterminism", "divergence"
+]
+FAILURE_KINDS: frozenset[str] = frozenset(
+    {"exception", "invariant", "deadlock", "step_limit", "nondeterminism", "divergence"}
+)
+
+
+@attrs.frozen(slots=True)
+class BlockedThread:
+    """One row of a deadlock table: a thread, what it waits on, who holds it, and where."""
+
+    thread: int
+    thread_name: str
+    operation: str
+    resource: str
+    holders: tuple[str, ...]
+    location: str
+
+    def describe(self) -> str:
+        held = ", ".join(self.holders) if self.holders else "nobody"
+        return (
+            f"{self.thread}:{self.thread_name} blocked in {self.operation} on {self.resource}"
+            f" (held by {held}) at {self.location}"
+        )
+
+
+def _table(rows: tuple[BlockedThread, ...]) -> str:
+    headers = ("thread", "blocked in", "on", "held by", "where")
+    data = [
+        (
+            f"{r.thread}:{r.thread_name}",
+            r.operation,
+            r.resource,
+            ", ".join(r.holders) if r.holders else "-",
+            r.location,
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(row[i]) for row in data)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in data)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+@attrs.frozen(slots=True)
+class Failure:
+    """A failing execution.
+
+    ``kind``: one of FAILURE_KINDS. ``exception``: the exception raised (in a thread, by
+    an invariant), if any. ``thread``: logical index of the thread where it happened
+    (None for deadlocks and strategy-detected failures). ``invariant``: the invariant's
+    name for kind "invariant". ``deadlock``: the blocked-thread table for "deadlock".
+    ``replay_command``: the exact command that replays it (None if unknown).
+    """
+
+    kind: FailureKind
+    message: str
+    schedule: Schedule
+    trace: Trace
+    exception: BaseException | None = attrs.field(default=None, eq=False)
+    thread: int | None = None
+    thread_name: str | None = None
+    invariant: str | None = None
+    deadlock: tuple[BlockedThread, ...] = ()
+    replay_command: str | None = None
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        """What "fails the same way" means for shrinking: kind plus exception type/invariant."""
+        if self.kind == "invariant":
+            return (self.kind, self.invariant or "")
+        if self.exception is not None:
+            return (self.kind, type(self.exception).__qualname__)
+        return (self.kind, "")
+
+    @property
+    def preemptions(self) -> int:
+        """Number of preemptions in the failing execution."""
+        return self.trace.preemptions
+
+    def deadlock_table(self) -> str:
+        """The deadlock table as aligned text ("" when this is not a deadlock)."""
+        return _table(self.deadlock) if self.deadlock else ""
+
+    def with_replay_command(self, command: str | None) -> Failure:
+        """A copy carrying another replay command."""
+        return attrs.evolve(self, replay_command=command)
+
+    def __str__(self) -> str:
+        parts = [f"lockstep found a {self.kind} failure: {self.message}"]
+        if self.deadlock:
+            parts.append("Blocked threads:\n" + self.deadlock_table())
+        parts.append(
+            f"Failing interleaving ({len(self.trace)} steps, "
+            f"{self.trace.preemptions} preemptions):\n" + self.trace.swimlanes()
+        )
+        if self.replay_command:
+            parts.append(f"Replay it with:\n    {self.replay_command}")
+        else:
+            parts.append(
+                "Replay it with lockstep.replay(scenario, lockstep.Schedule.from_string("
+                f"{self.schedule.to_string()!r}))"
+            )
+        return "\n\n".join(parts)

@@ -1,0 +1,660 @@
+"""The scheduler: logical threads on real OS threads, exactly one running at a time.
+
+Design. Every logical thread of an execution runs on its own (daemon) OS thread and
+owns a *baton*, a raw lock from the real ``_thread`` module that is held while the
+thread is parked. Exactly one logical thread holds the right to run. When it reaches a
+switch point (an operation on a controlled primitive, ``checkpoint``, a traced line) it
+publishes its *pending operation* (what it is about to do, and a predicate telling
+whether that operation can proceed now) and calls :meth:`Run.switch`, which
+
+1. checks the registered invariants (the world is stopped: nobody else runs),
+2. computes the exact choice set: every live thread whose pending operation is enabled
+   contributes ``Choice(t, "run")``; every blocked thread with a timed wait contributes
+   ``Choice(t, "timeout")`` (a timeout is a scheduling choice, not a wall-clock event),
+3. asks the strategy to pick one, records the step, and
+4. hands the baton over (or keeps running when it picked itself).
+
+The chosen operation's effect is applied by the chosen thread right after it wakes;
+because nobody else runs in between, "enabled when chosen" still holds. No bytecode
+offsets are involved, so schedules survive CPython upgrades.
+
+Failures (exception in a thread, invariant violation, deadlock, step limit, a strategy
+declaring divergence/nondeterminism) are recorded and control returns to the
+*controller* (the thread that called ``explore``/``replay``), which tears the execution
+down: it wakes every parked thread one at a time with a private ``BaseException``
+(``_Abort``) raised at its switch point and joins its OS thread. All worker threads are
+daemons, so even a thread stuck in uncontrolled code (a real lock, an endless loop
+without switch points; the watchdog reports these as stalls) can never hang the process.
+
+What it gives up: code that blocks on *uncontrolled* primitives (an unpatched module's
+``threading.Lock``) cannot be scheduled; the watchdog turns the resulting stall into a
+failure that says so.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import os
+import sys
+import threading as _real_threading
+from collections.abc import Callable, Hashable, Sequence
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
+from lockstep.failure import BlockedThread, Failure, FailureKind
+from lockstep.schedule import Choice, Schedule
+from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
+from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+
+if TYPE_CHECKING:
+    from lockstep.primitives import Thread
+
+__all__ = [
+    "LogicalThread",
+    "Run",
+    "add_invariant",
+    "checkpoint",
+    "current_logical_thread",
+    "in_run",
+]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_tls = _real_threading.local()
+
+#: Wall-clock seconds without any scheduling progress before an execution is declared
+#: stalled (a thread blocked in uncontrolled code or looping without switch points).
+DEFAULT_STALL_TIMEOUT = 30.0
+
+Predicate = Callable[[], bool]
+
+
+class _Abort(BaseException):
+    """Raised inside a parked logical thread to unwind it when its execution is torn down."""
+
+
+def current_logical_thread() -> LogicalThread | None:
+    """The logical thread running on this OS thread, or None outside a run."""
+    lt: LogicalThread | None = getattr(_tls, "thread", None)
+    return lt
+
+
+def in_run() -> bool:
+    """True when called from a logical thread of an active lockstep execution."""
+    return getattr(_tls, "thread", None) is not None
+
+
+def _user_location(skip: int = 2) -> str:
+    """file:line of the first frame outside the lockstep package."""
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+def _code_location(fn: object) -> str:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        code = getattr(getattr(fn, "__func__", None), "__code__", None)
+    if code is None:
+        return "?"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+class LogicalThread:
+    """One logical thread of an execution (internal; users see lockstep.Thread)."""
+
+    __slots__ = (
+        "baton",
+        "blocker",
+        "daemon",
+        "deadline",
+        "enabled",
+        "exited",
+        "finished",
+        "index",
+        "name",
+        "os_thread",
+        "pending",
+        "run",
+        "target",
+        "thread_obj",
+        "wake_kind",
+    )
+
+    def __init__(
+        self,
+        run: Run,
+        index: int,
+        name: str,
+        target: Callable[[], object],
+        *,
+        daemon: bool,
+        thread_obj: Thread | None,
+    ) -> None:
+        self.run = run
+        self.index = index
+        self.name = name
+        self.target = target
+        self.daemon = daemon
+        self.thread_obj = thread_obj
+        self.baton = _thread.allocate_lock()
+        self.baton.acquire()
+        self.pending: OpDescriptor | None = None
+        self.enabled: Predicate | None = None
+        self.deadline: float | None = None
+        self.blocker: object = None
+        self.wake_kind = "run"
+        self.finished = False
+        self.exited = False
+        self.os_thread: _real_threading.Thread | None = None
+
+    @property
+    def ident(self) -> int:
+        """A virtual, deterministic thread identifier."""
+        return 0x10000 + self.index
+
+    def __repr__(self) -> str:
+        return f"<LogicalThread {self.index}:{self.name}>"
+
+
+class _FailureInfo:
+    __slots__ = ("deadlock", "exception", "invariant", "kind", "message", "thread")
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        exception: BaseException | None = None,
+        thread: LogicalThread | None = None,
+        invariant: str | None = None,
+        deadlock: tuple[BlockedThread, ...] = (),
+    ) -> None:
+        self.kind: FailureKind = kind
+        self.message = message
+        self.exception = exception
+        self.thread = thread
+        self.invariant = invariant
+        self.deadlock = deadlock
+
+
+class Run:
+    """One execution: its threads, virtual clock, step log and strategy (internal).
+
+    Not thread-safe by design: only the thread holding the baton touches it.
+    """
+
+    def __init__(
+        self,
+        strategy: Strategy,
+        *,
+        max_steps: int,
+        schedule_template: Schedule,
+        invariants: Sequence[Callable[[], object]] = (),
+        line_files: frozenset[str] = frozenset(),
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+    ) -> None:
+        self.strategy = strategy
+        self.max_steps = max_steps
+        self.schedule_template = schedule_template
+        self.invariants: list[Callable[[], object]] = list(invariants)
+        self.line_files = line_files
+        self.stall_timeout = stall_timeout
+        self.threads: list[LogicalThread] = []
+        self.clock = 0.0
+        self.step = 0
+        self.steps: list[StepRecord] = []
+        self.choices: list[Choice] = []
+        self.failure_info: _FailureInfo | None = None
+        self.internal_error: BaseException | None = None
+        self.aborting = False
+        self.in_invariant = False
+        self.leaked = 0
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._ids: dict[str, int] = {}
+        self._thread_names = 0
+        self.last: LogicalThread | None = None
+
+    # -- ids and names ---------------------------------------------------------------
+
+    def new_id(self, kind: str) -> PrimitiveId:
+        """The next per-run id of a primitive of ``kind`` (Lock#1, Lock#2, ...)."""
+        number = self._ids.get(kind, 0) + 1
+        self._ids[kind] = number
+        return PrimitiveId(kind, number)
+
+    def new_thread_name(self, target: object) -> str:
+        """A deterministic default thread name, like CPython's "Thread-N (target)"."""
+        self._thread_names += 1
+        base = f"Thread-{self._thread_names}"
+        target_name = getattr(target, "__name__", None)
+        return f"{base} ({target_name})" if target_name else base
+
+    @property
+    def thread_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.threads)
+
+    # -- thread lifecycle ------------------------------------------------------------
+
+    def new_thread(
+        self,
+        name: str,
+        target: Callable[[], object],
+        *,
+        daemon: bool,
+        thread_obj: Thread | None,
+        location: str | None = None,
+    ) -> LogicalThread:
+        """Create a logical thread (pending op "start") and its parked OS thread."""
+        lt = LogicalThread(
+            self, len(self.threads), name, target, daemon=daemon, thread_obj=thread_obj
+        )
+        lt.pending = OpDescriptor(
+            "start", PrimitiveId("Thread", lt.index), name, location or _code_location(target)
+        )
+        self.threads.append(lt)
+        os_thread = _real_threading.Thread(
+            target=self._worker, args=(lt,), name=f"lockstep-{lt.index}-{name}", daemon=True
+        )
+        lt.os_thread = os_thread
+        os_thread.start()
+        return lt
+
+    def _worker(self, lt: LogicalThread) -> None:
+        _tls.thread = lt
+        tracer = None
+        if self.line_files:
+            tracer = _make_line_tracer(self.line_files)
+            sys.settrace(tracer)
+        try:
+            lt.baton.acquire()
+            if self.aborting:
+                return
+            lt.pending = None
+            try:
+                lt.target()
+            except _Abort:
+                return
+            except SystemExit:
+                if lt.index == 0:
+                    self._fail_exception(lt, sys.exc_info()[1])
+                    return
+            except BaseException as exc:
+                if not self.aborting:
+                    self._fail_exception(lt, exc)
+                return
+            if tracer is not None:
+                sys.settrace(None)
+            try:
+                self.switch(
+                    lt,
+                    "end",
+                    PrimitiveId("Thread", lt.index),
+                    lt.name,
+                    location=_code_location(lt.target),
+                )
+            except _Abort:
+                return
+            lt.finished = True
+            self._handoff(self._decide(lt))
+        except BaseException as exc:  # a bug in lockstep itself: surface it to the controller
+            if self.internal_error is None and not isinstance(exc, _Abort):
+                self.internal_error = exc
+            self._release_controller()
+        finally:
+            lt.finished = True
+            lt.exited = True
+            if tracer is not None:
+                sys.settrace(None)
+            _tls.thread = None
+
+    def _fail_exception(self, lt: LogicalThread, exc: BaseException | None) -> None:
+        self.fail(
+            "exception",
+            f"{type(exc).__name__} in thread {lt.index}:{lt.name}: {exc}",
+            exception=exc,
+            thread=lt,
+        )
+        lt.finished = True
+        self._release_controller()
+
+    def _release_controller(self) -> None:
+        # Already released when two failures race during teardown.
+        with contextlib.suppress(RuntimeError):
+            self._done.release()
+
+    # -- switching -------------------------------------------------------------------
+
+    def switch(
+        self,
+        lt: LogicalThread,
+        kind: str,
+        resource: Hashable | None,
+        label: str,
+        *,
+        enabled: Predicate | None = None,
+        deadline: float | None = None,
+        blocker: object = None,
+        location: str | None = None,
+    ) -> bool:
+        """A switch point of ``lt``: publish the pending op, let the strategy decide.
+
+        Returns True when ``lt`` was chosen to run its operation, False when its timeout
+        was chosen (only possible with a ``deadline``). Raises _Abort during teardown.
+        """
+        if self.aborting:
+            raise _Abort
+        lt.pending = OpDescriptor(kind, resource, label, location or _user_location(2))
+        lt.enabled = enabled
+        lt.deadline = deadline
+        lt.blocker = blocker
+        chosen = self._decide(lt)
+        if chosen is not lt:
+            self._handoff(chosen)
+            lt.baton.acquire()
+            if self.aborting:
+                raise _Abort
+        lt.pending = None
+        lt.enabled = None
+        lt.deadline = None
+        lt.blocker = None
+        return lt.wake_kind == "run"
+
+    def _handoff(self, chosen: LogicalThread | None) -> None:
+        if chosen is None:
+            self._release_controller()
+        else:
+            chosen.baton.release()
+
+    def fail(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        exception: BaseException | None = None,
+        thread: LogicalThread | None = None,
+        invariant: str | None = None,
+        deadlock: tuple[BlockedThread, ...] = (),
+    ) -> None:
+        """Record the execution's failure (the first one wins)."""
+        if self.failure_info is None:
+            self.failure_info = _FailureInfo(
+                kind,
+                message,
+                exception=exception,
+                thread=thread,
+                invariant=invariant,
+                deadlock=deadlock,
+            )
+
+    def _check_invariants(self, current: LogicalThread | None) -> bool:
+        self.in_invariant = True
+        try:
+            for invariant in self.invariants:
+                try:
+                    invariant()
+                except _Abort:
+                    raise
+                except BaseException as exc:
+                    name = getattr(invariant, "__qualname__", None) or repr(invariant)
+                    detail = str(exc) or type(exc).__name__
+                    self.fail(
+                        "invariant",
+                        f"invariant {name} violated after step {self.step - 1}: {detail}",
+                        exception=exc,
+                        thread=current,
+                        invariant=name,
+                    )
+                    return False
+        finally:
+            self.in_invariant = False
+        return True
+
+    def _decide(self, current: LogicalThread | None) -> LogicalThread | None:
+        """Pick the next thread (None: the execution is over or failed)."""
+        if self.failure_info is not None or self.aborting:
+            return None
+        if self.invariants and current is not None and not self._check_invariants(current):
+            return None
+        live = [t for t in self.threads if not t.finished]
+        if not any(not t.daemon for t in live):
+            return None  # every non-daemon thread finished: the execution is complete
+        choices: list[Choice] = []
+        enabled: set[int] = set()
+        timeouts: set[int] = set()
+        for t in live:
+            if t.enabled is None or t.enabled():
+                choices.append(Choice.of(t.index, "run"))
+                enabled.add(t.index)
+            elif t.deadline is not None:
+                choices.append(Choice.of(t.index, "timeout"))
+                timeouts.add(t.index)
+        if not choices:
+            self.fail(
+                "deadlock",
+                f"deadlock after {self.step} steps: every live thread is blocked "
+                "and none has a pending timeout",
+                deadlock=tuple(self._blocked_row(t) for t in live),
+            )
+            return None
+        if self.step >= self.max_steps:
+            self.fail(
+                "step_limit",
+                f"step limit of {self.max_steps} reached (a livelock, a spin loop, or an "
+                "execution longer than max_steps)",
+                thread=current,
+            )
+            return None
+        pending = {t.index: t.pending for t in live if t.pending is not None}
+        frozen_enabled = frozenset(enabled)
+        frozen_timeouts = frozenset(timeouts)
+        ctx = StepContext(
+            step=self.step,
+            current=None if current is None else current.index,
+            enabled=frozen_enabled,
+            timeouts=frozen_timeouts,
+            pending=pending,
+            thread_names=self.thread_names,
+            clock=self.clock,
+        )
+        try:
+            choice = self.strategy.choose(choices, ctx)
+        except StrategyFailure as exc:
+            kind: Any = exc.kind
+            self.fail(kind, str(exc), exception=exc)
+            return None
+        if choice not in choices:
+            raise LockstepError(
+                f"strategy {type(self.strategy).__name__} returned {choice!r}, "
+                f"which is not one of the choices {choices!r}"
+            )
+        chosen = self.threads[choice.thread]
+        if choice.kind == "timeout":
+            assert chosen.deadline is not None
+            self.clock = max(self.clock, chosen.deadline)
+        chosen.wake_kind = choice.kind
+        op = chosen.pending
+        assert op is not None
+        self.steps.append(
+            StepRecord(
+                index=self.step,
+                thread=chosen.index,
+                thread_name=chosen.name,
+                op=op,
+                choice=choice,
+                preemption=ctx.is_preemption(choice),
+                enabled=frozen_enabled,
+                timeouts=frozen_timeouts,
+                pending=tuple(sorted(pending.items(), key=lambda item: item[0])),
+                clock=self.clock,
+            )
+        )
+        self.choices.append(choice)
+        self.step += 1
+        self.last = chosen
+        return chosen
+
+    def _blocked_row(self, t: LogicalThread) -> BlockedThread:
+        op = t.pending
+        holders: tuple[str, ...] = ()
+        describe = getattr(t.blocker, "_ls_holders", None)
+        if describe is not None:
+            holders = tuple(describe(self))
+        return BlockedThread(
+            thread=t.index,
+            thread_name=t.name,
+            operation=op.kind if op else "?",
+            resource=op.label if op else "?",
+            holders=holders,
+            location=op.location if op else "?",
+        )
+
+    # -- controller side ---------------------------------------------------------------
+
+    def execute(self, scenario: Callable[[], object], main_obj: Thread | None = None) -> None:
+        """Run ``scenario`` as thread 0 "main" until it completes or fails; tear down."""
+        if in_run():
+            raise LockstepError("cannot start a lockstep execution from inside another one")
+        self.new_thread("main", scenario, daemon=False, thread_obj=main_obj)
+        try:
+            try:
+                first = self._decide(None)
+            except BaseException as exc:
+                self.internal_error = exc
+                first = None
+            self._handoff(first)
+            self._wait_done()
+        finally:
+            self._teardown()
+        if self.internal_error is not None:
+            raise self.internal_error
+
+    def _wait_done(self) -> None:
+        last_step = -1
+        idle = 0.0
+        poll = min(1.0, self.stall_timeout)
+        while not self._done.acquire(timeout=poll):
+            if self.step != last_step:
+                last_step, idle = self.step, 0.0
+                continue
+            idle += poll
+            if idle >= self.stall_timeout:
+                running = self.last.name if self.last is not None else "?"
+                self.fail(
+                    "deadlock",
+                    f"stalled: no switch point was reached for {self.stall_timeout:g} s of wall "
+                    f"time after step {self.step} (thread {running!r} is blocked in "
+                    "uncontrolled code, e.g. a real threading primitive of an unpatched module, "
+                    "or loops without switch points); patch the module that owns it",
+                )
+                return
+
+    def _teardown(self) -> None:
+        self.aborting = True
+        for t in self.threads:
+            os_thread = t.os_thread
+            if os_thread is None or t.exited:
+                if os_thread is not None:
+                    os_thread.join(self.stall_timeout)
+                continue
+            with contextlib.suppress(RuntimeError):
+                t.baton.release()
+            os_thread.join(self.stall_timeout)
+            if os_thread.is_alive():
+                self.leaked += 1
+
+    # -- results -----------------------------------------------------------------------
+
+    def schedule(self) -> Schedule:
+        """The schedule of this execution (the template's provenance, these choices)."""
+        return self.schedule_template.with_choices(self.choices)
+
+    def trace(self) -> Trace:
+        """The step trace of this execution."""
+        return Trace(tuple(self.steps), self.thread_names)
+
+    def failure(self) -> Failure | None:
+        """The Failure value of this execution, or None if it passed."""
+        info = self.failure_info
+        if info is None:
+            return None
+        thread = info.thread
+        return Failure(
+            kind=info.kind,
+            message=info.message,
+            schedule=self.schedule(),
+            trace=self.trace(),
+            exception=info.exception,
+            thread=None if thread is None else thread.index,
+            thread_name=None if thread is None else thread.name,
+            invariant=info.invariant,
+            deadlock=info.deadlock,
+        )
+
+    def outcome(self) -> ExecutionOutcome:
+        """What the strategy's end_execution receives."""
+        return ExecutionOutcome(tuple(self.choices), tuple(self.steps), self.failure())
+
+
+def _make_line_tracer(files: frozenset[str]) -> Callable[[FrameType, str, Any], Any]:
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            lt = current_logical_thread()
+            if lt is not None and not lt.run.in_invariant:
+                location = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+                lt.run.switch(lt, "line", None, location, location=location)
+        return local
+
+    def global_(frame: FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename in files:
+            return local
+        return None
+
+    return global_
+
+
+def checkpoint(label: str, *, resource: Hashable | None = None) -> None:
+    """A switch point inside a lockstep run; a no-op outside one.
+
+    ``label`` names the point in traces. Checkpoints with the same ``resource`` are
+    dependent (DPOR explores their reorderings); ``resource=None`` conflicts with
+    nothing. Raises InvalidArgumentType for a non-str label or unhashable resource.
+    Inside an invariant it does nothing.
+    """
+    if not isinstance(label, str):
+        raise InvalidArgumentType(f"checkpoint label must be a str, got {label!r}")
+    if resource is not None:
+        try:
+            hash(resource)
+        except TypeError as exc:
+            raise InvalidArgumentType(
+                f"checkpoint resource must be hashable, got {resource!r}"
+            ) from exc
+    lt: LogicalThread | None = getattr(_tls, "thread", None)
+    if lt is None or lt.run.in_invariant:
+        return
+    lt.run.switch(lt, "checkpoint", resource, label)
+
+
+def add_invariant(fn: Callable[[], object]) -> None:
+    """Register ``fn`` for the current execution; it runs at every switch point.
+
+    ``fn()`` raising (usually AssertionError) is an "invariant" failure. It runs with
+    every thread stopped; lock operations inside it are no-ops and waits are errors.
+    Raises NotInRunError outside a run, InvalidArgumentType if ``fn`` is not callable.
+    """
+    if not callable(fn):
+        raise InvalidArgumentType(f"add_invariant expects a callable, got {fn!r}")
+    lt = current_logical_thread()
+    if lt is None:
+        raise NotInRunError(
+            "add_invariant() only works inside a lockstep execution (call it from the "
+            "scenario); pass invariant= to explore() to check one in every execution"
+        )
+    lt.run.invariants.append(fn)

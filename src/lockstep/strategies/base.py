@@ -1,0 +1,116 @@
+"""The strategy protocol: how the scheduler asks "who runs next?".
+
+At every switch point the runtime computes the *choices* (each live thread whose pending
+operation can proceed contributes ``Choice(t, "run")``; each blocked thread with a
+pending timed wait contributes ``Choice(t, "timeout")``) and asks the strategy to pick
+one. The execution is a pure function of these picks.
+
+Calling contract (the runtime guarantees it; strategies may rely on it):
+
+* ``begin_execution()`` is called once before each execution, ``end_execution(outcome)``
+  once after it, also after a failure; calls never overlap.
+* ``choose(choices, step)`` is called at each step with ``choices`` **never empty**,
+  sorted by (thread, kind) with "run" before "timeout"; it must return one of them
+  (the runtime raises LockstepError otherwise).
+* ``choose`` may raise :class:`lockstep.errors.StrategyFailure` (e.g. ScheduleDivergence,
+  NondeterminismDetected): the execution stops and is reported as a Failure of that kind.
+* ``choose`` runs on the thread that reached the switch point, with every other logical
+  thread parked; it must not call lockstep primitives.
+* To force a prefix of choices, a strategy simply returns them from ``choose`` for the
+  first steps (see :class:`lockstep.strategies.replay.PrefixStrategy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from lockstep.failure import Failure
+from lockstep.schedule import Choice
+from lockstep.trace import OpDescriptor, StepRecord
+
+__all__ = ["ExecutionOutcome", "StepContext", "Strategy"]
+
+
+@attrs.frozen(slots=True)
+class StepContext:
+    """What a strategy may know at one step.
+
+    ``step``: 0-based index of the choice being made (== number of steps so far).
+    ``current``: the thread that ran the previous step (None at step 0).
+    ``enabled``: threads whose pending operation can run now.
+    ``timeouts``: blocked threads that can fire a pending timeout now.
+    ``pending``: every live thread's pending operation (enabled and blocked), with its
+    kind, resource key (dependency: PrimitiveId, checkpoint resource or None) and label.
+    ``thread_names``: names of all threads created so far, by index.
+    ``clock``: virtual monotonic time now.
+    """
+
+    step: int
+    current: int | None
+    enabled: frozenset[int]
+    timeouts: frozenset[int]
+    pending: Mapping[int, OpDescriptor]
+    thread_names: tuple[str, ...]
+    clock: float
+
+    @property
+    def thread_count(self) -> int:
+        """Number of threads created so far in this execution."""
+        return len(self.thread_names)
+
+    def is_preemption(self, choice: Choice) -> bool:
+        """Would ``choice`` preempt the current thread (it is enabled and not chosen)?"""
+        return (
+            self.current is not None
+            and self.current in self.enabled
+            and choice.thread != self.current
+        )
+
+
+@attrs.frozen(slots=True)
+class ExecutionOutcome:
+    """What happened in one execution, given to ``end_execution``.
+
+    ``choices``: the choices made, in order (== schedule). ``steps``: per step the
+    executing thread, its operation (kind, resource key, label, location), the enabled
+    set, the timeouts and every live thread's pending operation. ``failure``: the failure
+    (None when the execution passed).
+    """
+
+    choices: tuple[Choice, ...]
+    steps: tuple[StepRecord, ...]
+    failure: Failure | None
+
+    @property
+    def failed(self) -> bool:
+        """True when the execution failed."""
+        return self.failure is not None
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """Picks the next choice at each step. One implementation per file.
+
+    Optional attributes the runtime reads with ``getattr``: ``name: str`` (recorded in
+    Schedule.strategy; default: the class name), ``seed: int | None`` (recorded in
+    Schedule.seed), ``probability_bound: float | None`` (PCT's guarantee, reported in
+    ExploreResult.pct_bound).
+
+    Contract: ``choices`` is never empty; ``choose`` returns one of its elements.
+    ``end_execution`` returns False when no more executions are wanted (for a bounded
+    exhaustive strategy: the space is exhausted).
+    """
+
+    def begin_execution(self) -> None:
+        """Called before each execution."""
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        """Return one element of ``choices`` (never empty)."""
+        ...
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        """Called after each execution; False means "no more executions wanted"."""
+        ...

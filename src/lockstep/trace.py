@@ -1,0 +1,183 @@
+"""Step records of one execution and their renderings.
+
+A :class:`Trace` is the ordered list of :class:`StepRecord` of one execution: which
+logical thread ran which operation on which resource, from which line of user code, and
+whether the step was a preemption. ``swimlanes()`` renders it as text, one column per
+thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep.html``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import attrs
+
+from lockstep.schedule import Choice
+
+__all__ = ["OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
+
+
+@attrs.frozen(slots=True)
+class PrimitiveId:
+    """The dependency key of a controlled primitive: kind and per-run creation number.
+
+    Numbers are assigned in order of first use within each execution, so the same
+    scenario gives the same ids in every execution (``Lock#2`` is stable).
+    """
+
+    kind: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}#{self.number}"
+
+
+@attrs.frozen(slots=True)
+class OpDescriptor:
+    """What a thread is about to do at a switch point.
+
+    ``kind``: e.g. "Lock.acquire", "Condition.wait", "checkpoint", "start", "end",
+    "sleep", "line". ``resource``: the dependency key (a :class:`PrimitiveId`, the
+    resource given to ``checkpoint``, or None = conflicts with nothing). ``label``: a
+    readable name (``Lock#2``, the checkpoint's label). ``location``: "file:line" of the
+    first frame outside lockstep that performed it.
+    """
+
+    kind: str
+    resource: Hashable | None
+    label: str
+    location: str = "?"
+
+
+@attrs.frozen(slots=True)
+class StepRecord:
+    """One executed step: ``thread`` was chosen (``choice``) and performed ``op``.
+
+    ``enabled`` is the set of threads that could run at this step, ``pending`` maps every
+    live thread (enabled or blocked) to its pending operation at this step, ``timeouts``
+    the threads that could fire a timeout. ``preemption`` is True when the previously
+    running thread was still enabled but another choice was made. ``clock`` is the
+    virtual monotonic time after the step.
+    """
+
+    index: int
+    thread: int
+    thread_name: str
+    op: OpDescriptor
+    choice: Choice
+    preemption: bool
+    enabled: frozenset[int]
+    timeouts: frozenset[int]
+    pending: tuple[tuple[int, OpDescriptor], ...]
+    clock: float
+
+    @property
+    def kind(self) -> str:
+        """The operation kind ("timeout" when the step fired a timeout)."""
+        return "timeout" if self.choice.kind == "timeout" else self.op.kind
+
+    @property
+    def resource(self) -> Hashable | None:
+        """The dependency key of the operation."""
+        return self.op.resource
+
+    @property
+    def location(self) -> str:
+        """file:line of the user code that performed it."""
+        return self.op.location
+
+    def describe(self) -> str:
+        """``Lock.acquire Lock#2`` (with ``timeout of`` for a fired timeout)."""
+        text = f"{self.op.kind} {self.op.label}".strip()
+        if self.choice.kind == "timeout":
+            text = f"timeout of {text}"
+        return text
+
+
+@attrs.frozen(slots=True)
+class Trace:
+    """The ordered step records of one execution, with the thread names by index."""
+
+    steps: tuple[StepRecord, ...]
+    thread_names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def preemptions(self) -> int:
+        """How many steps were preemptions."""
+        return sum(1 for step in self.steps if step.preemption)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """Plain dicts, one per step, for renderers (HTML timeline, JSON dumps).
+
+        Keys: step, thread, thread_name, kind, op, resource, label, location, preemption,
+        choice, clock, enabled (sorted list of thread indices).
+        """
+        return [
+            {
+                "step": step.index,
+                "thread": step.thread,
+                "thread_name": step.thread_name,
+                "kind": step.kind,
+                "op": step.op.kind,
+                "resource": None if step.op.resource is None else str(step.op.resource),
+                "label": step.op.label,
+                "location": step.op.location,
+                "preemption": step.preemption,
+                "choice": str(step.choice),
+                "clock": step.clock,
+                "enabled": sorted(step.enabled),
+            }
+            for step in self.steps
+        ]
+
+    def swimlanes(self, *, width: int = 34, limit: int | None = 400) -> str:
+        """Text swimlanes: one column per thread, one row per step.
+
+        Each cell is the operation and its file:line; preemptions are marked with ``!``
+        before the step number. At most ``limit`` steps are shown (the last ones) so a
+        failure message stays readable.
+        """
+        names = self.thread_names or tuple(
+            f"T{i}" for i in range(1 + max((s.thread for s in self.steps), default=0))
+        )
+        headers = [f"{i}:{name}" for i, name in enumerate(names)]
+        steps: Sequence[StepRecord] = self.steps
+        skipped = 0
+        if limit is not None and len(steps) > limit:
+            skipped = len(steps) - limit
+            steps = steps[-limit:]
+        lines = ["  step | " + " | ".join(_fit(h, width) for h in headers)]
+        lines.append("-" * len(lines[0]))
+        if skipped:
+            lines.append(f"  ... {skipped} earlier steps omitted ...")
+        for step in steps:
+            cells = [" " * width] * len(names)
+            text = step.describe()
+            where = _short_location(step.op.location)
+            cell = f"{text} @{where}" if where else text
+            if step.thread < len(cells):
+                cells[step.thread] = _fit(cell, width)
+            mark = "!" if step.preemption else " "
+            lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells))
+        lines.append("(! = preemption: the previous thread could have continued)")
+        return "\n".join(line.rstrip() for line in lines)
+
+    def __str__(self) -> str:
+        return self.swimlanes()
+
+
+def _short_location(location: str) -> str:
+    if location in ("", "?"):
+        return ""
+    path, _, line = location.rpartition(":")
+    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+
+
+def _fit(text: str, width: int) -> str:
+    if len(text) > width:
+        return text[: width - 1] + "…"
+    return text.ljust(width)
