@@ -275,8 +275,8 @@ def main() -> int:
         print(f"after acquire(mlp/2): {_describe(cache)}")
         print(f"checkpoints cached locally: {registry.local_ids()}")
         print(f"statistics: {cache.statistics()}")
-        cache.clear()
-        print(f"after clear(): loaded={sorted(cache.keys())}")
+        cache.clear()  # removes with delete_from_disk=True; evictions keep the files
+        print(f"after clear(): loaded={sorted(cache.keys())}, local={registry.local_ids()}")
     return 0
 
 

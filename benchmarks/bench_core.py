@@ -1,0 +1,268 @@
+"""Warm-path cost of the core against a plain ``OrderedDict`` + ``Lock`` baseline.
+
+Run with ``python3 -m benchmarks.bench_core`` (``--quick`` for a smoke run).
+
+What is measured, for caches of ``max_size`` 8, 100 and 10,000 filled with
+trivial models (one ``WithFixedSizeCache(ModelManager(...))`` stack each):
+
+* ``add_model`` of an id that is already loaded (the warm hit every
+  request of an inference server pays),
+* ``lease`` enter + exit (what a request holding its model pays),
+* ``refresh`` (what an inference call does to the LRU order),
+
+each as nanoseconds per operation: the median over ``--repeat`` runs of
+``--number`` operations, timeit-style (one timed loop per run, ids visited
+in a fixed shuffled order so no single id stays hot). Two baselines are
+measured in the same run with the same loop: ``OrderedDict`` + ``Lock`` +
+``move_to_end`` (for ``add_model`` and ``refresh``) and the same plus a
+per-id lease count (for ``lease``). The ratio column is core / baseline;
+the target is a flat column across ``max_size`` and at most 3x.
+
+Timings are printed, never asserted; the smoke test only checks that the
+benchmark runs and prints its table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import random
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from modelmanager import ModelManager, WithFixedSizeCache
+
+MAX_SIZES = (8, 100, 10_000)
+TARGET_RATIO = 3.0
+
+
+@attrs.frozen
+class Row:
+    """One measured operation: core cost, baseline cost and their ratio."""
+
+    operation: str
+    max_size: int
+    core_ns: float
+    baseline: str
+    baseline_ns: float
+
+    @property
+    def ratio(self) -> float:
+        return self.core_ns / self.baseline_ns
+
+
+@attrs.frozen
+class Settings:
+    repeat: int
+    number: int
+    max_sizes: tuple[int, ...]
+
+
+class _TrivialModel:
+    """The cheapest model the registry protocol allows."""
+
+    __slots__ = ("model_id",)
+
+    def __init__(self, model_id: str, api_key: str | None = None) -> None:
+        self.model_id = model_id
+
+    def clear_cache(self, delete_from_disk: bool = True) -> None:
+        pass
+
+
+class _TrivialRegistry:
+    def get_model(self, resolved_id: str) -> type[_TrivialModel]:
+        return _TrivialModel
+
+
+class _MoveToEndBaseline:
+    """What a hit costs in the simplest thread-safe LRU."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._lock = threading.Lock()
+        self._order: collections.OrderedDict[str, object] = collections.OrderedDict(
+            (model_id, object()) for model_id in ids
+        )
+
+    def hit(self, model_id: str) -> None:
+        with self._lock:
+            self._order.move_to_end(model_id)
+
+
+class _LeaseCountBaseline:
+    """A hit that also counts leases under the same lock, released on exit."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._lock = threading.Lock()
+        self._order: collections.OrderedDict[str, object] = collections.OrderedDict(
+            (model_id, object()) for model_id in ids
+        )
+        self._leases: dict[str, int] = {}
+
+    def lease(self, model_id: str) -> object:
+        with self._lock:
+            self._order.move_to_end(model_id)
+            self._leases[model_id] = self._leases.get(model_id, 0) + 1
+            return self._order[model_id]
+
+    def release(self, model_id: str) -> None:
+        with self._lock:
+            count = self._leases[model_id] - 1
+            if count:
+                self._leases[model_id] = count
+            else:
+                del self._leases[model_id]
+
+
+def _time_per_op(loop: Callable[[Sequence[str]], None], ids: Sequence[str], s: Settings) -> float:
+    """Median ns/op over ``s.repeat`` timed runs of ``loop`` over ``s.number`` ids."""
+    sequence = [ids[i % len(ids)] for i in range(s.number)]
+    loop(sequence[: min(len(sequence), 1000)])  # warm caches and code paths
+    samples = []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # like timeit: collections are noise, not warm-path cost
+    try:
+        for _ in range(s.repeat):
+            start = time.perf_counter_ns()
+            loop(sequence)
+            samples.append((time.perf_counter_ns() - start) / len(sequence))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def _core_loops(cache: Any) -> dict[str, Callable[[Sequence[str]], None]]:
+    add_model = cache.add_model
+    lease = cache.lease
+    refresh = cache.refresh
+
+    def add_loop(ids: Sequence[str]) -> None:
+        for model_id in ids:
+            add_model(model_id)
+
+    def lease_loop(ids: Sequence[str]) -> None:
+        for model_id in ids:
+            with lease(model_id):
+                pass
+
+    def refresh_loop(ids: Sequence[str]) -> None:
+        for model_id in ids:
+            refresh(model_id)
+
+    return {"add_model (warm)": add_loop, "lease enter+exit": lease_loop, "refresh": refresh_loop}
+
+
+def _baseline_loops(ids: Sequence[str]) -> dict[str, Callable[[Sequence[str]], None]]:
+    move = _MoveToEndBaseline(ids)
+    counted = _LeaseCountBaseline(ids)
+    hit = move.hit
+    acquire = counted.lease
+    release = counted.release
+
+    def move_loop(ids: Sequence[str]) -> None:
+        for model_id in ids:
+            hit(model_id)
+
+    def lease_loop(ids: Sequence[str]) -> None:
+        for model_id in ids:
+            acquire(model_id)
+            try:
+                pass
+            finally:
+                release(model_id)
+
+    return {"OrderedDict+Lock": move_loop, "OrderedDict+Lock+lease": lease_loop}
+
+
+_BASELINE_OF = {
+    "add_model (warm)": "OrderedDict+Lock",
+    "lease enter+exit": "OrderedDict+Lock+lease",
+    "refresh": "OrderedDict+Lock",
+}
+
+
+def measure(settings: Settings) -> list[Row]:
+    """Build one filled cache per ``max_size`` and measure every operation."""
+    rows: list[Row] = []
+    for max_size in settings.max_sizes:
+        ids = [f"model-{index}" for index in range(max_size)]
+        cache = WithFixedSizeCache(ModelManager(_TrivialRegistry()), max_size=max_size)
+        for model_id in ids:
+            cache.add_model(model_id)
+        visit = list(ids)
+        random.Random(max_size).shuffle(visit)
+        baselines = {
+            name: _time_per_op(loop, visit, settings) for name, loop in _baseline_loops(ids).items()
+        }
+        for operation, loop in _core_loops(cache).items():
+            baseline = _BASELINE_OF[operation]
+            rows.append(
+                Row(
+                    operation=operation,
+                    max_size=max_size,
+                    core_ns=_time_per_op(loop, visit, settings),
+                    baseline=baseline,
+                    baseline_ns=baselines[baseline],
+                )
+            )
+        cache.clear()
+    return rows
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """A compact fixed-width table, one line per (operation, max_size)."""
+    header = (
+        f"{'operation':<18} {'max_size':>8} {'core ns/op':>10} "
+        f"{'baseline':<22} {'base ns/op':>10} {'ratio':>6}"
+    )
+    lines = [header, "-" * len(header)]
+    for row in sorted(rows, key=lambda r: (list(_BASELINE_OF).index(r.operation), r.max_size)):
+        lines.append(
+            f"{row.operation:<18} {row.max_size:>8} {row.core_ns:>10.0f} "
+            f"{row.baseline:<22} {row.baseline_ns:>10.0f} {row.ratio:>5.2f}x"
+        )
+    worst = max(rows, key=lambda r: r.ratio)
+    lines.append(
+        f"worst ratio {worst.ratio:.2f}x ({worst.operation}, max_size {worst.max_size}); "
+        f"target <= {TARGET_RATIO:.0f}x, flat in max_size"
+    )
+    return "\n".join(lines)
+
+
+def _parse(argv: Sequence[str] | None) -> Settings:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.bench_core", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run (noisy numbers)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed runs per cell (median)")
+    parser.add_argument("--number", type=int, default=None, help="operations per timed run")
+    args = parser.parse_args(argv)
+    repeat = args.repeat if args.repeat is not None else (2 if args.quick else 7)
+    number = args.number if args.number is not None else (200 if args.quick else 50_000)
+    if repeat < 1 or number < 1:
+        parser.error(f"--repeat and --number must be >= 1 (got {repeat} and {number})")
+    max_sizes = (8, 100) if args.quick else MAX_SIZES
+    return Settings(repeat=repeat, number=number, max_sizes=max_sizes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure and print the table; returns the process exit status (0)."""
+    settings = _parse(argv)
+    print(
+        f"bench_core: python {sys.version.split()[0]}, median of {settings.repeat} x "
+        f"{settings.number} ops per cell"
+    )
+    print(format_table(measure(settings)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
