@@ -1,0 +1,351 @@
+"""The conformance adapter: how any model-manager implementation is put under test.
+
+An implementation provides a `ManagerAdapter`: a name, the capabilities it
+has (invariants needing a missing capability are reported SKIPPED, never
+passed), a `build` that stacks it on a registry, a `snapshot` of its
+observable state and the modules lockstep must patch.  `CoreAdapter(depth)`
+puts our own core under test at decorator depths 0-3; `BareManagerAdapter`
+the plain `ModelManager` (no LRU); `load_adapter("module:factory")` loads a
+user's adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, Final, Protocol, runtime_checkable
+
+import attrs
+
+__all__ = [
+    "CAPABILITIES",
+    "AdapterError",
+    "BareManagerAdapter",
+    "CoreAdapter",
+    "ManagerAdapter",
+    "Snapshot",
+    "core_adapters",
+    "load_adapter",
+]
+
+CAPABILITIES: Final = frozenset(
+    {"lru", "pins", "leases", "lifecycle", "capacity", "memory", "aliases", "refresh"}
+)
+DEFAULT_MEMORY_THRESHOLD: Final = 0.5  # used when a probe carries no `threshold`
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else dict(value)
+
+
+def _lru(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _pins(value: frozenset[str] | Sequence[str] | None) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
+
+
+@attrs.frozen
+class Snapshot:
+    """The observable state of a stack at one instant (None = capability missing).
+
+    * `registered`: resolved id -> model object;
+    * `lru`: resolved ids, least recent first;
+    * `lifecycle`: resolved id -> (generation, reservations, held);
+    * `pins`: pinned resolved ids;
+    * `leases`: resolved id -> lease count (ids with at least one);
+    * `in_flight_loads`: capacity slots held by loads in progress;
+    * `max_size`: the capacity bound;
+    * `lru_lock_held`: whether the LRU lock is held right now (for I14).
+    """
+
+    registered: Mapping[str, object] = attrs.field(converter=dict)
+    lru: tuple[str, ...] | None = attrs.field(default=None, converter=_lru)
+    lifecycle: Mapping[str, tuple[int, int, bool]] | None = attrs.field(
+        default=None, converter=_frozen_mapping
+    )
+    pins: frozenset[str] | None = attrs.field(default=None, converter=_pins)
+    leases: Mapping[str, int] | None = attrs.field(default=None, converter=_frozen_mapping)
+    in_flight_loads: int | None = None
+    max_size: int | None = None
+    lru_lock_held: bool | None = None
+
+    def observable(self) -> tuple[object, ...]:
+        """What two conforming stacks must agree on (I8): keys, LRU, pins, leases."""
+        return (
+            tuple(sorted(self.registered)),
+            self.lru,
+            None if self.pins is None else tuple(sorted(self.pins)),
+            None if self.leases is None else tuple(sorted(self.leases.items())),
+        )
+
+
+@runtime_checkable
+class ManagerAdapter(Protocol):
+    """What an implementation provides to be put under test.
+
+    * `name`: shown in reports;
+    * `capabilities`: a frozenset, subset of `CAPABILITIES`;
+    * `build(registry, *, max_size, memory_probe=None, lock_timeout=60.0,
+      queue_lock_timeout=5.0)`: a fresh stack loading from `registry`
+      (a `fakes.ScriptedRegistry`); with a probe, the stack evicts under
+      memory pressure when `probe.free_fraction()` is below
+      `getattr(probe, "threshold", 0.5)`;
+    * `snapshot(stack)`: a `Snapshot` (must not switch threads: read
+      without taking locks that could block);
+    * `patch_modules()`: the modules lockstep must patch to control the
+      stack's threading.
+    """
+
+    name: str
+    capabilities: frozenset[str]
+
+    def build(
+        self,
+        registry: Any,
+        *,
+        max_size: int,
+        memory_probe: Any = None,
+        lock_timeout: float = 60.0,
+        queue_lock_timeout: float = 5.0,
+    ) -> Any: ...
+
+    def snapshot(self, stack: Any) -> Snapshot: ...
+
+    def patch_modules(self) -> Sequence[ModuleType]: ...
+
+
+class AdapterError(Exception):
+    """`load_adapter` could not load a valid adapter (the message says why and what to do)."""
+
+
+def _core_modules() -> list[ModuleType]:
+    import modelmanager  # noqa: PLC0415 - the core is imported only when an adapter needs it
+
+    names = getattr(modelmanager, "CONCURRENCY_MODULES", None)
+    if not names:
+        names = [
+            name
+            for name in sys.modules
+            if name == "modelmanager" or name.startswith("modelmanager.")
+        ]
+    modules: list[ModuleType] = []
+    for item in names:
+        modules.append(item if isinstance(item, ModuleType) else importlib.import_module(item))
+    return modules
+
+
+def _probe_threshold(memory_probe: Any) -> float:
+    return float(getattr(memory_probe, "threshold", DEFAULT_MEMORY_THRESHOLD))
+
+
+def _innermost(stack: Any) -> Any:
+    layer = stack
+    while hasattr(type(layer), "manager") or "manager" in getattr(layer, "__dict__", {}):
+        inner = getattr(layer, "manager", None)
+        if inner is None or inner is layer:
+            break
+        layer = inner
+    return layer
+
+
+def _find_cache(stack: Any) -> Any:
+    from modelmanager import WithFixedSizeCache  # noqa: PLC0415
+
+    layer = stack
+    for _ in range(64):
+        if isinstance(layer, WithFixedSizeCache):
+            return layer
+        layer = getattr(layer, "manager", None)
+        if layer is None:
+            break
+    raise AdapterError(f"no WithFixedSizeCache layer in {stack!r}")
+
+
+def _lifecycle(stack: Any) -> dict[str, tuple[int, int, bool]]:
+    return {
+        rid: (info.generation, info.reservations, info.held)
+        for rid, info in stack.lifecycle_snapshot().items()
+    }
+
+
+@attrs.define
+class CoreAdapter:
+    """Our core: `WithFixedSizeCache(ModelManager)` with `depth` pass-through decorators.
+
+    Depth 0: `Cache(Manager)`; 1: `Decorator(Cache(Manager))`;
+    2: `Decorator(Cache(Decorator(Manager)))`; 3:
+    `Decorator(Cache(Decorator(Decorator(Manager))))`: one decorator outside
+    the cache (for depth >= 1), the rest between cache and manager.
+    """
+
+    depth: int = 0
+    name: str = ""
+    capabilities: frozenset[str] = CAPABILITIES
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
+            raise ValueError(f"depth must be an int >= 0 (got {self.depth!r})")
+        if not self.name:
+            self.name = f"core-depth{self.depth}"
+
+    def build(
+        self,
+        registry: Any,
+        *,
+        max_size: int,
+        memory_probe: Any = None,
+        lock_timeout: float = 60.0,
+        queue_lock_timeout: float = 5.0,
+    ) -> Any:
+        """`Decorator^a(Cache(Decorator^b(Manager)))` with a + b = depth, a = min(1, depth)."""
+        from modelmanager import (  # noqa: PLC0415
+            ModelManager,
+            ModelManagerDecorator,
+            WithFixedSizeCache,
+        )
+
+        outer = min(1, self.depth)
+        inner: Any = ModelManager(registry, lock_timeout=lock_timeout)
+        for _ in range(self.depth - outer):
+            inner = ModelManagerDecorator(inner)
+        cache_kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout}
+        if memory_probe is not None:
+            cache_kwargs["memory_probe"] = memory_probe
+            cache_kwargs["memory_free_threshold"] = _probe_threshold(memory_probe)
+        stack: Any = WithFixedSizeCache(inner, max_size=max_size, **cache_kwargs)
+        for _ in range(outer):
+            stack = ModelManagerDecorator(stack)
+        return stack
+
+    def snapshot(self, stack: Any) -> Snapshot:
+        """Read the stack's state through its public introspection methods."""
+        cache = _find_cache(stack)
+        inner = _innermost(stack)
+        registered = {rid: inner[rid] for rid in list(inner.keys()) if rid in inner}
+        return Snapshot(
+            registered=registered,
+            lru=cache.lru_order(),
+            lifecycle=_lifecycle(stack),
+            pins=cache.pinned(),
+            leases=stack.lease_counts(),
+            in_flight_loads=cache.in_flight_loads(),
+            max_size=getattr(cache, "max_size", None),
+            lru_lock_held=_lru_lock_held(cache),
+        )
+
+    def patch_modules(self) -> Sequence[ModuleType]:
+        """The core's `CONCURRENCY_MODULES`."""
+        return _core_modules()
+
+
+def _lru_lock_held(cache: Any) -> bool | None:
+    probe: Callable[[], bool] | None = getattr(cache, "lru_lock_held", None)
+    if callable(probe):
+        return bool(probe())
+    return None
+
+
+@attrs.define
+class BareManagerAdapter:
+    """A plain `ModelManager` (no LRU, pins, capacity, memory or refresh)."""
+
+    name: str = "core-bare-manager"
+    capabilities: frozenset[str] = frozenset({"leases", "lifecycle", "aliases"})
+
+    def build(
+        self,
+        registry: Any,
+        *,
+        max_size: int,
+        memory_probe: Any = None,
+        lock_timeout: float = 60.0,
+        queue_lock_timeout: float = 5.0,
+    ) -> Any:
+        """A `ModelManager`; `max_size`, the probe and the queue timeout are ignored."""
+        from modelmanager import ModelManager  # noqa: PLC0415
+
+        return ModelManager(registry, lock_timeout=lock_timeout)
+
+    def snapshot(self, stack: Any) -> Snapshot:
+        """Registered models, lifecycle table and leases."""
+        return Snapshot(
+            registered={rid: stack[rid] for rid in list(stack.keys()) if rid in stack},
+            lifecycle=_lifecycle(stack),
+            leases=stack.lease_counts(),
+        )
+
+    def patch_modules(self) -> Sequence[ModuleType]:
+        """The core's `CONCURRENCY_MODULES`."""
+        return _core_modules()
+
+
+def core_adapters() -> tuple[CoreAdapter, ...]:
+    """Our core at decorator depths 0-3."""
+    return tuple(CoreAdapter(depth) for depth in range(4))
+
+
+def _validate(candidate: object, target: str) -> ManagerAdapter:
+    problems: list[str] = []
+    name = getattr(candidate, "name", None)
+    if not isinstance(name, str) or not name:
+        problems.append("`name` must be a non-empty str")
+    caps = getattr(candidate, "capabilities", None)
+    if not isinstance(caps, frozenset):
+        problems.append("`capabilities` must be a frozenset")
+    elif not caps <= CAPABILITIES:
+        problems.append(
+            f"`capabilities` has unknown names {sorted(caps - CAPABILITIES)}; "
+            f"allowed: {sorted(CAPABILITIES)}"
+        )
+    problems.extend(
+        f"`{method}` must be a method"
+        for method in ("build", "snapshot", "patch_modules")
+        if not callable(getattr(candidate, method, None))
+    )
+    if problems:
+        raise AdapterError(
+            f"{target!r} does not satisfy models_spec.adapter.ManagerAdapter: "
+            + "; ".join(problems)
+        )
+    return candidate  # type: ignore[return-value]
+
+
+def load_adapter(target: str) -> ManagerAdapter:
+    """Load `"module:factory"`: the attribute (an adapter, or a zero-argument factory of one).
+
+    Raises `AdapterError` naming the problem: a malformed target, a module
+    that cannot be imported, a missing attribute, a factory that fails, or
+    an object that does not satisfy `ManagerAdapter`.
+    """
+    if not isinstance(target, str) or target.count(":") != 1:
+        raise AdapterError(
+            f"adapter target must look like 'package.module:factory' (got {target!r})"
+        )
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise AdapterError(
+            f"adapter target must look like 'package.module:factory' (got {target!r})"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise AdapterError(
+            f"cannot import module {module_name!r} of adapter target {target!r}: {error}"
+        ) from error
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise AdapterError(f"module {module_name!r} has no attribute {attr!r} ({target!r})")
+        obj = getattr(obj, part)
+    if isinstance(obj, type) or (
+        callable(obj) and not hasattr(obj, "build") and not hasattr(obj, "snapshot")
+    ):
+        try:
+            obj = obj()
+        except Exception as error:
+            raise AdapterError(f"calling adapter factory {target!r} failed: {error!r}") from error
+    return _validate(obj, target)

@@ -1,0 +1,634 @@
+"""The numbered invariants I1-I16, one function each.
+
+Every check takes a `Snapshot` (see `adapter.py`) and/or the `Ghost` the
+fakes recorded, returns None when the invariant holds and raises
+`InvariantViolation` (an `AssertionError`, so lockstep counts it as an
+invariant failure) naming the invariant, with a one-line message and a
+details mapping.  A check that cannot run raises `InvariantSkipped`.
+
+Three scopes:
+
+* **state** invariants hold at every instant (or at quiescence, when no
+  operation is in flight): I1, I2, I4, I7, I9 (quiescent), I11, I13, I14.
+  `check_all` runs them and reports each CHECKED, SKIPPED (a needed
+  capability is missing: never counted as passed) or VIOLATED.
+* **operation** invariants are postconditions a harness checks around one
+  operation: I3 (after add returns), I5 (failed remove), I6 (failed
+  eviction), I10 (failed add), I12 (pins survive), I16 (error masking),
+  I8 (differential, several stacks).
+* **history**: I15, linearizability against `spec.step`
+  (`check_linearizable`).
+
+`CATALOGUE` maps each id to its title, function, needed capabilities,
+scope and the bugs (B1-B17) it catches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from models_spec.adapter import Snapshot
+from models_spec.fakes import Ghost
+from models_spec.spec import step
+
+__all__ = [
+    "CATALOGUE",
+    "InvariantInfo",
+    "InvariantReport",
+    "InvariantSkipped",
+    "InvariantViolation",
+    "check_all",
+    "check_i1",
+    "check_i2",
+    "check_i3",
+    "check_i4",
+    "check_i5",
+    "check_i6",
+    "check_i7",
+    "check_i8",
+    "check_i9",
+    "check_i10",
+    "check_i11",
+    "check_i12",
+    "check_i13",
+    "check_i14",
+    "check_i15",
+    "check_i16",
+    "check_linearizable",
+]
+
+
+class InvariantViolation(AssertionError):
+    """An invariant does not hold: `invariant` (e.g. "I4"), `message`, `details`."""
+
+    def __init__(self, invariant: str, message: str, **details: object) -> None:
+        self.invariant = invariant
+        self.message = message
+        self.details: dict[str, object] = details
+        extra = "; ".join(f"{k}={v!r}" for k, v in details.items())
+        super().__init__(f"{invariant} violated: {message}" + (f" [{extra}]" if extra else ""))
+
+
+class InvariantSkipped(Exception):
+    """A check could not run (missing capability or information); never a pass."""
+
+    def __init__(self, invariant: str, reason: str) -> None:
+        super().__init__(f"{invariant} skipped: {reason}")
+        self.invariant = invariant
+        self.reason = reason
+
+
+def _need(invariant: str, snapshot: Snapshot, *fields: str) -> None:
+    missing = [f for f in fields if getattr(snapshot, f) is None]
+    if missing:
+        raise InvariantSkipped(invariant, f"snapshot lacks {', '.join(missing)}")
+
+
+def _fail(invariant: str, message: str, **details: object) -> None:
+    raise InvariantViolation(invariant, message, **details)
+
+
+def _is_torn_down(model: object) -> bool:
+    return bool(getattr(model, "torn_down", False))
+
+
+# -- state invariants ---------------------------------------------------------
+
+
+def check_i1(snapshot: Snapshot, ghost: Ghost | None = None) -> None:
+    """I1 one generation: every lifecycle entry is live (reservations >= 1), held
+    entries are reserved, generations are unique.  (A table keyed by id holds
+    one entry per id; waiting on a retired generation shows up as I2.)"""
+    _need("I1", snapshot, "lifecycle")
+    assert snapshot.lifecycle is not None
+    generations: Counter[int] = Counter()
+    for rid, (generation, reservations, held) in snapshot.lifecycle.items():
+        generations[generation] += 1
+        if reservations < 1:
+            _fail(
+                "I1",
+                f"lifecycle entry of {rid!r} has {reservations} reservations but was not retired",
+                resolved_id=rid,
+                generation=generation,
+            )
+        if held and reservations < 1:
+            _fail(
+                "I1", f"lifecycle entry of {rid!r} is held without a reservation", resolved_id=rid
+            )
+    dup = [g for g, n in generations.items() if n > 1]
+    if dup:
+        _fail("I1", f"generation(s) {dup} shared by several entries", generations=dup)
+
+
+def check_i2(snapshot: Snapshot | None, ghost: Ghost) -> None:
+    """I2 single flight: never two constructors of one id, and never a constructor
+    overlapping `clear_cache` of the same id (from the ghost)."""
+    for rid, peak in ghost.max_constructing.items():
+        if peak > 1:
+            _fail("I2", f"{peak} constructors of {rid!r} ran at once", resolved_id=rid)
+    if ghost.overlaps:
+        event, reason = ghost.overlaps[0]
+        _fail(
+            "I2",
+            f"{reason}: {event.resolved_id!r} (event {event.seq})",
+            resolved_id=event.resolved_id,
+            overlaps=len(ghost.overlaps),
+        )
+
+
+def check_i4(snapshot: Snapshot, ghost: Ghost | None = None, *, quiescent: bool = True) -> None:
+    """I4 LRU bijection: no duplicates ever; at quiescence the LRU holds exactly
+    the registered ids."""
+    _need("I4", snapshot, "lru")
+    assert snapshot.lru is not None
+    dups = sorted(rid for rid, n in Counter(snapshot.lru).items() if n > 1)
+    if dups:
+        _fail("I4", f"LRU holds duplicates {dups}", lru=snapshot.lru)
+    if quiescent:
+        lru, reg = set(snapshot.lru), set(snapshot.registered)
+        if lru != reg:
+            _fail(
+                "I4",
+                f"LRU and registry differ: phantoms {sorted(lru - reg)}, "
+                f"unevictable {sorted(reg - lru)}",
+                lru=snapshot.lru,
+                registered=sorted(reg),
+            )
+
+
+def check_i7(snapshot: Snapshot, ghost: Ghost | None = None, *, quiescent: bool = True) -> None:
+    """I7 the resolved id is the key: every registered model was loaded under its
+    key; leases name registered ids; at quiescence LRU ids are registered keys."""
+    for rid, model in snapshot.registered.items():
+        loaded_as = getattr(model, "resolved_id", rid)
+        if loaded_as != rid:
+            _fail(
+                "I7",
+                f"model loaded for {loaded_as!r} is registered under {rid!r}",
+                key=rid,
+                model=model,
+            )
+    if snapshot.leases is not None:
+        stray = sorted(set(snapshot.leases) - set(snapshot.registered))
+        if stray:
+            _fail("I7", f"leases held on unregistered ids {stray}", leases=snapshot.leases)
+    if quiescent and snapshot.lru is not None:
+        stray = sorted(set(snapshot.lru) - set(snapshot.registered))
+        if stray:
+            _fail("I7", f"LRU keys {stray} name no registered model", lru=snapshot.lru)
+
+
+def check_i9(snapshot: Snapshot, ghost: Ghost, *, quiescent: bool = True) -> None:
+    """I9 no leaks (at quiescence): the lifecycle table is empty; every constructed
+    model is registered (and intact) or was torn down exactly once."""
+    if not quiescent:
+        raise InvariantSkipped("I9", "only meaningful at quiescence")
+    _need("I9", snapshot, "lifecycle")
+    assert snapshot.lifecycle is not None
+    if snapshot.lifecycle:
+        _fail(
+            "I9",
+            f"lifecycle table not empty at quiescence: {sorted(snapshot.lifecycle)}",
+            lifecycle=snapshot.lifecycle,
+        )
+    registered = {id(m) for m in snapshot.registered.values()}
+    for model in list(ghost.models):
+        teardowns = getattr(model, "teardowns", 0)
+        if id(model) in registered:
+            if teardowns or _is_torn_down(model):
+                _fail("I9", f"registered model {model!r} was torn down", model=model)
+        elif teardowns != 1:
+            _fail(
+                "I9",
+                f"unregistered model {model!r} torn down {teardowns} times (expected exactly once)",
+                model=model,
+            )
+
+
+def check_i11(
+    snapshot: Snapshot,
+    ghost: Ghost | None = None,
+    *,
+    added: str | None = None,
+    slack: int = 0,
+) -> None:
+    """I11 capacity.
+
+    State form: registered + in-flight loads <= max_size + (registered ids
+    pinned or leased) + `slack`.  (An over-capacity admission stays until the
+    next cold add; after unpinning, pass the known overflow as `slack`.)
+    Postcondition form (`added` = the id a cold add just loaded): the stack
+    is within max_size unless every other registered model is pinned or
+    leased.
+    """
+    _need("I11", snapshot, "max_size")
+    assert snapshot.max_size is not None
+    leases, pins = snapshot.leases or {}, snapshot.pins or frozenset()
+    protected = {rid for rid in snapshot.registered if rid in pins or rid in leases}
+    in_flight = snapshot.in_flight_loads or 0
+    total = len(snapshot.registered) + in_flight
+    if added is not None:
+        others = set(snapshot.registered) - {added} - protected
+        if len(snapshot.registered) > snapshot.max_size and others:
+            _fail(
+                "I11",
+                f"{len(snapshot.registered)} models loaded (max_size "
+                f"{snapshot.max_size}) after adding {added!r} while {sorted(others)} "
+                "were evictable",
+                registered=sorted(snapshot.registered),
+            )
+        return
+    bound = snapshot.max_size + len(protected) + slack
+    if total > bound:
+        _fail(
+            "I11",
+            f"{len(snapshot.registered)} registered + {in_flight} in flight "
+            f"exceed max_size {snapshot.max_size} (+{len(protected)} pinned/leased)",
+            registered=sorted(snapshot.registered),
+            in_flight=in_flight,
+        )
+
+
+def check_i13(snapshot: Snapshot | None, ghost: Ghost) -> None:
+    """I13 leases: `clear_cache` never ran on a model in use, and no model being
+    torn down right now holds a lease."""
+    if ghost.cleared_in_use:
+        event = ghost.cleared_in_use[0]
+        _fail(
+            "I13",
+            f"clear_cache ran on {event.token} while it was in use",
+            resolved_id=event.resolved_id,
+            event=event.seq,
+        )
+    if snapshot is not None and snapshot.leases is not None:
+        for rid in list(ghost.clearing):
+            if snapshot.leases.get(rid, 0):
+                _fail(
+                    "I13",
+                    f"clear_cache of {rid!r} runs while {snapshot.leases[rid]} lease(s) are held",
+                    resolved_id=rid,
+                )
+
+
+def check_i14(snapshot: Snapshot | None, ghost: Ghost) -> None:
+    """I14 progress (the part checkable here): the LRU lock is never held while a
+    constructor or `clear_cache` starts.  Deadlocks and unbounded waits are
+    lockstep's to find.  Skipped when nothing can tell whether the lock is held."""
+    if ghost.lock_probe is None:
+        raise InvariantSkipped("I14", "no lock probe: the LRU lock holder is not observable")
+    if ghost.lock_held_in_callback:
+        event = ghost.lock_held_in_callback[0]
+        _fail(
+            "I14",
+            f"LRU lock held during {event.kind} of {event.resolved_id!r}",
+            resolved_id=event.resolved_id,
+            event=event.seq,
+        )
+
+
+# -- operation invariants ------------------------------------------------------
+
+
+def check_i3(snapshot: Snapshot, ghost: Ghost | None = None, *, resolved_id: str) -> None:
+    """I3 add postcondition (right after `add_model` returned normally): the
+    resolved id is registered with a live model, not torn down nor being torn down."""
+    model = snapshot.registered.get(resolved_id)
+    if model is None:
+        _fail(
+            "I3",
+            f"add_model({resolved_id!r}) returned but nothing is registered under it",
+            registered=sorted(snapshot.registered),
+        )
+    if _is_torn_down(model):
+        _fail("I3", f"add_model({resolved_id!r}) returned a torn-down model", model=model)
+    if ghost is not None and ghost.clearing.get(resolved_id, 0):
+        _fail("I3", f"add_model({resolved_id!r}) returned while its clear_cache runs", model=model)
+
+
+def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
+    """I5 failed remove is a no-op: same registry (same model objects) and the
+    exact LRU order and pins."""
+    if {k: id(v) for k, v in before.registered.items()} != {
+        k: id(v) for k, v in after.registered.items()
+    }:
+        _fail(
+            "I5",
+            f"failed remove({resolved_id!r}) changed the registry",
+            before=sorted(before.registered),
+            after=sorted(after.registered),
+        )
+    if before.lru != after.lru:
+        _fail(
+            "I5",
+            f"failed remove({resolved_id!r}) changed the LRU order",
+            before=before.lru,
+            after=after.lru,
+        )
+    if before.pins != after.pins:
+        _fail(
+            "I5",
+            f"failed remove({resolved_id!r}) changed the pins",
+            before=before.pins,
+            after=after.pins,
+        )
+
+
+def check_i6(
+    before: Snapshot,
+    after: Snapshot,
+    *,
+    evicted: Collection[str],
+    failed_candidate: str,
+) -> None:
+    """I6 failed eviction preserves: the failed candidate and pinned entries stay
+    registered; earlier victims stay evicted; the LRU is the old order minus
+    the victims (positions kept)."""
+    _need("I6", after, "lru")
+    if failed_candidate not in after.registered:
+        _fail(
+            "I6",
+            f"failed eviction candidate {failed_candidate!r} was unregistered",
+            registered=sorted(after.registered),
+        )
+    for rid in before.pins or ():
+        if rid in before.registered and rid not in after.registered:
+            _fail("I6", f"pinned {rid!r} lost during a failed eviction")
+    back = sorted(set(evicted) & set(after.registered))
+    if back:
+        _fail("I6", f"victims {back} evicted before the failure are registered again")
+    if before.lru is not None:
+        expected = tuple(x for x in before.lru if x not in set(evicted))
+        if after.lru != expected:
+            _fail(
+                "I6",
+                "failed eviction moved or dropped LRU entries",
+                expected=expected,
+                actual=after.lru,
+            )
+
+
+def check_i8(snapshots: Mapping[str, Snapshot] | Sequence[Snapshot]) -> None:
+    """I8 composition: stacks that differ only in pass-through layers expose the
+    same keys, LRU order, pins and leases."""
+    items = (
+        list(snapshots.items()) if isinstance(snapshots, Mapping) else list(enumerate(snapshots))
+    )
+    if len(items) < 2:
+        return
+    ref_name, ref = items[0]
+    for name, snap in items[1:]:
+        if snap.observable() != ref.observable():
+            _fail(
+                "I8",
+                f"stack {name!r} disagrees with {ref_name!r}",
+                reference=ref.observable(),
+                other=snap.observable(),
+            )
+
+
+def check_i8_outcomes(outcomes: Mapping[str, object]) -> None:
+    """I8 on results: every stack returned (or raised) the same encoded outcome."""
+    distinct = set(map(repr, outcomes.values()))
+    if len(distinct) > 1:
+        _fail("I8", "stacks disagree on an operation's outcome", outcomes=dict(outcomes))
+
+
+def check_i10(
+    before: Snapshot, after: Snapshot, ghost: Ghost | None = None, *, resolved_id: str
+) -> None:
+    """I10 failures leave no residue: after a failed or timed-out add of an id
+    that was not loaded, it has no registration, LRU entry, lease, lifecycle
+    entry (at quiescence) or live model."""
+    if resolved_id in before.registered:
+        return
+    if resolved_id in after.registered:
+        _fail("I10", f"failed add left {resolved_id!r} registered")
+    if after.lru is not None and resolved_id in after.lru:
+        _fail("I10", f"failed add left {resolved_id!r} in the LRU", lru=after.lru)
+    if after.leases is not None and after.leases.get(resolved_id):
+        _fail("I10", f"failed add left a lease on {resolved_id!r}")
+    if after.lifecycle is not None and resolved_id in after.lifecycle:
+        _fail(
+            "I10",
+            f"failed add left a lifecycle entry for {resolved_id!r}",
+            entry=after.lifecycle[resolved_id],
+        )
+    if ghost is not None:
+        live = [
+            m
+            for m in ghost.models
+            if getattr(m, "resolved_id", None) == resolved_id and not _is_torn_down(m)
+        ]
+        if live:
+            _fail("I10", f"failed add left a live, unregistered model {live[0]!r}")
+
+
+def check_i12(before: Snapshot, after: Snapshot, *, removed: Iterable[str] = ()) -> None:
+    """I12 pins: an id pinned and registered before an operation is still
+    registered after it, unless the operation explicitly removed it."""
+    _need("I12", before, "pins")
+    assert before.pins is not None
+    explicit = set(removed)
+    lost = sorted(
+        rid
+        for rid in before.pins
+        if rid in before.registered and rid not in after.registered and rid not in explicit
+    )
+    if lost:
+        _fail("I12", f"pinned model(s) {lost} were evicted", lost=lost)
+
+
+def check_i16(
+    raised: BaseException | None,
+    ghost: Ghost,
+    *,
+    since: int,
+    thread: int | None = None,
+    target: str | None = None,
+) -> None:
+    """I16 errors are never masked.
+
+    `since` = `ghost.mark()` taken when the operation started; `thread` the
+    operation's thread ident (None: any).  If scripted failures happened in
+    the operation, the first must be the one raised (or, for a group, every
+    one is in it).  If none happened and `target`'s model was torn down
+    successfully by this operation, raising at all is a false failure.
+    """
+    failures = ghost.failures_since(since, thread)
+    if failures:
+        if raised is None:
+            _fail("I16", f"scripted failure {failures[0]!r} was swallowed")
+        leaves = _leaves(raised)
+        if isinstance(raised, BaseExceptionGroup):
+            missing = [f for f in failures if not any(f is leaf for leaf in leaves)]
+            if missing:
+                _fail("I16", f"exception group lost {missing!r}", raised=raised)
+        elif raised is not failures[0]:
+            _fail(
+                "I16",
+                f"raised {raised!r} instead of the first failure {failures[0]!r}",
+                raised=raised,
+                first=failures[0],
+            )
+        return
+    if raised is not None and target is not None:
+        with ghost._lock:
+            torn = any(
+                e.kind == "clear_end"
+                and e.resolved_id == target
+                and (thread is None or e.thread == thread)
+                for e in ghost.events[since:]
+            )
+        if torn and not isinstance(raised, BaseExceptionGroup):
+            _fail(
+                "I16",
+                f"{target!r} was torn down but the operation raised {raised!r}",
+                raised=raised,
+            )
+
+
+def _leaves(error: BaseException | None) -> list[BaseException]:
+    if error is None:
+        return []
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for sub in error.exceptions for leaf in _leaves(sub)]
+    return [error]
+
+
+# -- history invariant ----------------------------------------------------------
+
+
+def check_linearizable(history: Any, *, initial: Any, max_steps: int | None = 1_000_000) -> Any:
+    """I15: check a recorded history (`lockstep.linearizability` Operations or a
+    HistoryRecorder, inputs/outputs in `spec.py`'s encoding) against `spec.step`
+    from the `initial` SpecState.  Raises `InvariantViolation` when illegal;
+    returns the checker's result (verdict "ok" or "unknown")."""
+    from lockstep.linearizability import check_linearizability  # noqa: PLC0415
+
+    result = check_linearizability(history, step, initial=initial, max_steps=max_steps)
+    if result.verdict == "illegal":
+        _fail("I15", "history is not linearizable under models_spec.spec", explanation=str(result))
+    return result
+
+
+check_i15 = check_linearizable
+
+
+# -- catalogue and runner -------------------------------------------------------
+
+
+@attrs.frozen
+class InvariantInfo:
+    """One catalogue entry."""
+
+    id: str
+    title: str
+    function: Callable[..., None]
+    needs: frozenset[str]
+    scope: str  # "state", "operation" or "history"
+    bugs: tuple[str, ...]
+
+
+def _info(  # noqa: PLR0917 - one positional row per catalogue line reads best
+    id_: str, title: str, fn: Callable[..., Any], needs: Iterable[str], scope: str, bugs: str
+) -> tuple[str, InvariantInfo]:
+    return id_, InvariantInfo(id_, title, fn, frozenset(needs), scope, tuple(bugs.split()))
+
+
+CATALOGUE: Final[Mapping[str, InvariantInfo]] = dict(
+    [
+        _info("I1", "one generation", check_i1, ["lifecycle"], "state", "B1 B2 B3"),
+        _info("I2", "single flight", check_i2, [], "state", "B1 B2 B3 B4"),
+        _info("I3", "add postcondition", check_i3, [], "operation", "B4 B10 B17"),
+        _info("I4", "LRU bijection", check_i4, ["lru"], "state", "B5 B7 B8 B9 B10 B13"),
+        _info("I5", "failed remove is a no-op", check_i5, ["lru"], "operation", "B5 B6"),
+        _info("I6", "failed eviction preserves", check_i6, ["lru", "pins"], "operation", "B9"),
+        _info("I7", "the resolved id is the key", check_i7, [], "state", "B10"),
+        _info("I8", "composition", check_i8, [], "operation", "B11"),
+        _info("I9", "no leaks", check_i9, ["lifecycle"], "state", "B12"),
+        _info("I10", "failures leave no residue", check_i10, [], "operation", "B2 B8 B16"),
+        _info("I11", "capacity", check_i11, ["capacity"], "state", "B14"),
+        _info("I12", "pins", check_i12, ["pins"], "operation", "B9"),
+        _info("I13", "leases", check_i13, ["leases"], "state", "B17"),
+        _info("I14", "progress", check_i14, [], "state", "B15"),
+        _info("I15", "linearizability", check_linearizable, [], "history", "B4 B16 B17"),
+        _info("I16", "errors are never masked", check_i16, [], "operation", "B16"),
+    ]
+)
+
+
+@attrs.frozen
+class InvariantReport:
+    """What `check_all` found: ids checked (and held), skipped (with reasons), violated."""
+
+    checked: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
+    violated: tuple[InvariantViolation, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No violation (skips are not passes, but not failures either)."""
+        return not self.violated
+
+    def raise_first(self) -> None:
+        """Raise the first violation, if any."""
+        if self.violated:
+            raise self.violated[0]
+
+    def __str__(self) -> str:
+        lines = [f"checked: {', '.join(self.checked) or '-'}"]
+        lines += [f"SKIPPED {i}: {why}" for i, why in self.skipped]
+        lines += [f"VIOLATED {v}" for v in self.violated]
+        return "\n".join(lines)
+
+
+_STATE_RUNNERS: Final[Mapping[str, Callable[[Snapshot, Ghost, bool], None]]] = {
+    "I1": lambda s, g, q: check_i1(s, g),
+    "I2": lambda s, g, q: check_i2(s, g),
+    "I4": lambda s, g, q: check_i4(s, g, quiescent=q),
+    "I7": lambda s, g, q: check_i7(s, g, quiescent=q),
+    "I9": lambda s, g, q: check_i9(s, g, quiescent=q),
+    "I11": lambda s, g, q: check_i11(s, g),
+    "I13": lambda s, g, q: check_i13(s, g),
+    "I14": lambda s, g, q: check_i14(s, g),
+}
+
+
+def check_all(
+    snapshot: Snapshot,
+    ghost: Ghost,
+    *,
+    quiescent: bool,
+    capabilities: Collection[str],
+) -> InvariantReport:
+    """Run every state invariant; operation and history invariants are listed as
+    skipped ("needs operation context").  Never raises a violation: inspect
+    or `raise_first()` the report."""
+    caps = frozenset(capabilities)
+    checked: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    violated: list[InvariantViolation] = []
+    for inv_id, info in CATALOGUE.items():
+        runner = _STATE_RUNNERS.get(inv_id)
+        if runner is None:
+            skipped.append(
+                (inv_id, f"{info.scope} invariant: call {info.function.__name__} with its context")
+            )
+            continue
+        missing = sorted(info.needs - caps)
+        if missing:
+            skipped.append((inv_id, f"capability missing: {', '.join(missing)}"))
+            continue
+        try:
+            runner(snapshot, ghost, quiescent)
+        except InvariantSkipped as skip:
+            skipped.append((inv_id, skip.reason))
+        except InvariantViolation as violation:
+            violated.append(violation)
+        else:
+            checked.append(inv_id)
+    return InvariantReport(tuple(checked), tuple(skipped), tuple(violated))

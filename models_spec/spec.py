@@ -1,0 +1,589 @@
+"""The sequential reference model: what `WithFixedSizeCache(ModelManager(...))` does.
+
+Deliberately boring: plain tuples and frozensets, no locks, no torch.  The
+state is a frozen, hashable `SpecState`; every operation is a pure function
+`apply(state, op) -> (outcome, new_state)`.  Two front ends use it:
+
+* `Spec`, a mutable convenience wrapper whose methods mirror the real API
+  (`add_model`, `remove`, ...) and return what it returns or raise the same
+  exception *types* (for sequential differential tests);
+* `step(state, op_input, op_output) -> (ok, new_state)`, the step function
+  for `lockstep.linearizability.check_linearizability` (I15).
+
+Scripted outcomes come from the same `fakes.Script` the fakes consult:
+constructor attempt n of resolved id X fails iff `script.load_fails(X, n)`,
+and likewise for `clear_cache` (`unload_fails`) and probe readings
+(`memory_fraction(call)`).  The state counts attempts per resolved id exactly
+as the `Ghost` does, so spec and implementation see identical outcomes.
+
+Operation encoding (inputs; ids are strings, `alias` None or a string)::
+
+    ("add", model_id, alias, pin)     # 3-tuple form: pin=False
+    ("remove", model_id)               # delete_from_disk is not modelled
+    ("clear",)
+    ("refresh", model_id)
+    ("pin", model_id)    ("unpin", model_id)
+    ("lease", model_id)                # entering `with stack.lease(id)`
+    ("acquire", model_id, alias)       # entering `with stack.acquire(...)`
+    ("release", resolved_id)           # leaving either context manager
+    ("keys",)  ("contains", model_id)  ("getitem", model_id)  ("len",)
+    ("lru",)   ("pinned",)             # observations of the cache
+
+Outputs::
+
+    ("ok", value)      value: None for mutators; the model token
+                       "<resolved id>#<attempt>" for getitem/lease/acquire;
+                       tuple(sorted ids) for keys and pinned; tuple for lru
+                       (least recent first); bool for contains; int for len
+    ("raise", name)    name: the exception class name, e.g. "ModelNotFound",
+                       "LockTimeout", "InvalidArgument", "ScriptedLoadError";
+                       for an ExceptionGroup "ExceptionGroup(A,B)" with the
+                       member names sorted
+    UNKNOWN            (lockstep.linearizability.UNKNOWN, or the string
+                       "unknown") the operation never returned: any output
+                       is accepted and the op's effect is applied; the
+                       checker may also leave it out, so "may or may not
+                       have taken effect" is covered
+
+`encode_outcome(value=..., error=...)` builds outputs from real results.
+
+Timeouts: `("raise", "LockTimeout")` is accepted in every state and changes
+nothing (I14: a timeout raises with no state change), because a concurrent
+history may time out for reasons a sequential spec cannot see.  Known
+approximations for concurrent checks: a `clear()` whose group holds more
+`LockTimeout`s than the spec predicts is rejected (give scenarios a clear
+timeout that does not fire), and probe readings that vary from call to call
+make histories order-dependent (use a constant `default_memory`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedLoadError, ScriptedUnloadError
+
+__all__ = [
+    "LOCK_TIMEOUT",
+    "Spec",
+    "SpecConfig",
+    "SpecState",
+    "apply",
+    "apply_detailed",
+    "encode_outcome",
+    "initial_state",
+    "resolve",
+    "step",
+]
+
+Outcome = tuple[str, Any]
+LOCK_TIMEOUT: Final = "LockTimeout"
+_UNKNOWN_STRINGS: Final = ("unknown",)
+_MEMORY_ROUND: Final = 3  # chosen semantics 6: memory pressure evicts up to 3 per round
+
+
+@attrs.frozen
+class SpecConfig:
+    """What stays fixed for one stack: the script, the registry's universe, memory settings.
+
+    `universe` None means the registry accepts every id.  `memory_threshold`
+    0 disables memory-pressure eviction; otherwise a probe reading below it
+    (not None) is pressure.
+    """
+
+    script: Script = attrs.field(factory=Script)
+    universe: frozenset[str] | None = None
+    memory_threshold: float = 0.0
+    unknown_id_error: str = "UnknownModelId"  # what the registry raises for an unknown id
+
+    def accepts(self, resolved_id: str) -> bool:
+        """Whether the registry returns a factory for `resolved_id`."""
+        return self.universe is None or resolved_id in self.universe
+
+
+def _sorted_pairs(pairs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(pairs.items()))
+
+
+@attrs.frozen
+class SpecState:
+    """The whole observable state, hashable.
+
+    * `registered`: sorted (resolved id, model token) pairs;
+    * `lru`: resolved ids, least recent first (a permutation of the
+      registered ids);
+    * `pins`: pinned resolved ids (configuration: may name unloaded ids);
+    * `leases`: sorted (resolved id, count > 0) pairs;
+    * `max_size`;
+    * `load_attempts` / `unload_attempts`: sorted (resolved id, attempts so far);
+    * `probe_calls`: memory probe readings taken so far;
+    * `overflows`: cold adds admitted over capacity (only pinned/leased left);
+    * `config`: the `SpecConfig` (excluded from equality and hashing).
+    """
+
+    registered: tuple[tuple[str, str], ...] = ()
+    lru: tuple[str, ...] = ()
+    pins: frozenset[str] = frozenset()
+    leases: tuple[tuple[str, int], ...] = ()
+    max_size: int = 8
+    load_attempts: tuple[tuple[str, int], ...] = ()
+    unload_attempts: tuple[tuple[str, int], ...] = ()
+    probe_calls: int = 0
+    overflows: int = 0
+    config: SpecConfig = attrs.field(factory=SpecConfig, eq=False, repr=False)
+
+    @property
+    def models(self) -> dict[str, str]:
+        """Registered resolved id -> model token."""
+        return dict(self.registered)
+
+    @property
+    def lease_counts(self) -> dict[str, int]:
+        """Resolved id -> leases held (ids with at least one)."""
+        return dict(self.leases)
+
+    def evictable(self) -> list[str]:
+        """Registered ids neither pinned nor leased, least recent first."""
+        leased = self.lease_counts
+        return [rid for rid in self.lru if rid not in self.pins and rid not in leased]
+
+
+def initial_state(
+    *,
+    max_size: int = 8,
+    script: Script | None = None,
+    universe: Iterable[str] | None = None,
+    memory_threshold: float = 0.0,
+) -> SpecState:
+    """An empty stack's state.  Raises `ValueError` for a bad `max_size` or threshold."""
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+        raise ValueError(f"max_size must be an int >= 1 (got {max_size!r})")
+    if not 0.0 <= memory_threshold <= 1.0:
+        raise ValueError(f"memory_threshold must be in [0, 1] (got {memory_threshold!r})")
+    config = SpecConfig(
+        script=script if script is not None else Script(),
+        universe=None if universe is None else frozenset(universe),
+        memory_threshold=memory_threshold,
+    )
+    return SpecState(max_size=max_size, config=config)
+
+
+def resolve(model_id: str, alias: str | None) -> str:
+    """The resolved id: the alias when given, else the model id (chosen semantics 1)."""
+    return alias if alias is not None else model_id
+
+
+class _Raise(Exception):
+    """Internal: an operation's failure, carrying the state it leaves behind."""
+
+    def __init__(self, name: str, state: SpecState, subject: tuple[str, int] | None = None) -> None:
+        super().__init__(name)
+        self.name = name
+        self.state = state
+        self.subject = subject  # (resolved id, attempt) of a scripted failure
+
+
+def _check_id(value: object) -> str:
+    if not isinstance(value, str):
+        raise _Raise("InvalidArgumentType", SpecState())
+    if not value:
+        raise _Raise("InvalidArgument", SpecState())
+    return value
+
+
+def _check_alias(value: object) -> str | None:
+    return None if value is None else _check_id(value)
+
+
+def _evict(state: SpecState, victim: str) -> SpecState:
+    """Run `clear_cache` on `victim` (consuming an unload attempt); raise on a scripted failure."""
+    attempts = dict(state.unload_attempts)
+    attempt = attempts.get(victim, 0) + 1
+    attempts[victim] = attempt
+    state = attrs.evolve(state, unload_attempts=_sorted_pairs(attempts))
+    if state.config.script.fails(UNLOAD, victim, attempt):
+        raise _Raise("ScriptedUnloadError", state, (victim, attempt))
+    models = state.models
+    del models[victim]
+    return attrs.evolve(
+        state,
+        registered=_sorted_pairs(models),
+        lru=tuple(x for x in state.lru if x != victim),
+    )
+
+
+def _add(state: SpecState, model_id: object, alias: object, pin: object) -> SpecState:
+    mid = _check_id(model_id)
+    al = _check_alias(alias)
+    if not isinstance(pin, bool):
+        raise _Raise("InvalidArgumentType", state)
+    rid = resolve(mid, al)
+    if rid in state.models:  # warm hit: a use refreshes the LRU
+        lru = (*(x for x in state.lru if x != rid), rid)
+        pins = state.pins | {rid} if pin else state.pins
+        return attrs.evolve(state, lru=lru, pins=pins)
+    # Memory pressure first: rounds of up to 3 with a re-measure in between.
+    if state.config.memory_threshold > 0.0:
+        while True:
+            reading = state.config.script.memory_fraction(state.probe_calls)
+            state = attrs.evolve(state, probe_calls=state.probe_calls + 1)
+            if reading is None or reading >= state.config.memory_threshold:
+                break
+            victims = state.evictable()[:_MEMORY_ROUND]
+            if not victims:
+                break
+            for victim in victims:
+                state = _evict(state, victim)
+    # Capacity: evict only as many least-recent evictable models as needed;
+    # when only pinned or leased models remain, admit over capacity.
+    need = len(state.registered) + 1 - state.max_size
+    if need > 0:
+        victims = state.evictable()[:need]
+        for victim in victims:
+            state = _evict(state, victim)
+        if len(victims) < need:
+            state = attrs.evolve(state, overflows=state.overflows + 1)
+    # The registry is asked only now (the inner manager's add), after eviction.
+    if not state.config.accepts(rid):
+        raise _Raise(state.config.unknown_id_error, state)
+    attempts = dict(state.load_attempts)
+    attempt = attempts.get(rid, 0) + 1
+    attempts[rid] = attempt
+    state = attrs.evolve(state, load_attempts=_sorted_pairs(attempts))
+    if state.config.script.fails(LOAD, rid, attempt):
+        raise _Raise("ScriptedLoadError", state, (rid, attempt))
+    models = state.models
+    models[rid] = f"{rid}#{attempt}"
+    return attrs.evolve(
+        state,
+        registered=_sorted_pairs(models),
+        lru=(*state.lru, rid),
+        pins=state.pins | {rid} if pin else state.pins,
+    )
+
+
+def _remove(state: SpecState, model_id: object) -> SpecState:
+    rid = _check_id(model_id)
+    if rid not in state.models:
+        return state  # chosen semantics 8: unknown id is a silent no-op
+    if rid in state.lease_counts:
+        raise _Raise(LOCK_TIMEOUT, state)  # remove waits for leases; nobody releases
+    return _evict(state, rid)
+
+
+def _clear(state: SpecState, details: list[tuple[str, str, int]]) -> tuple[SpecState, list[str]]:
+    failures: list[str] = []
+    for rid in list(state.lru):
+        try:
+            state = _remove(state, rid)
+        except _Raise as failure:
+            state = failure.state
+            failures.append(failure.name)
+            if failure.subject is not None:
+                details.append((failure.name, *failure.subject))
+    return state, failures
+
+
+def _lease(state: SpecState, model_id: object) -> tuple[SpecState, str]:
+    rid = _check_id(model_id)
+    models = state.models
+    if rid not in models:
+        raise _Raise("ModelNotFound", state)
+    counts = state.lease_counts
+    counts[rid] = counts.get(rid, 0) + 1
+    return attrs.evolve(state, leases=_sorted_pairs(counts)), models[rid]
+
+
+def _release(state: SpecState, rid: str) -> SpecState:
+    counts = state.lease_counts
+    if rid not in counts:
+        raise _Raise("RuntimeError", state)  # releasing a lease nobody holds: a harness bug
+    counts[rid] -= 1
+    if not counts[rid]:
+        del counts[rid]
+    return attrs.evolve(state, leases=_sorted_pairs(counts))
+
+
+def _arity(op: tuple[Any, ...], *sizes: int) -> None:
+    if len(op) not in sizes:
+        raise ValueError(f"operation {op!r} must have {' or '.join(map(str, sizes))} elements")
+
+
+def apply(state: SpecState, op: tuple[Any, ...]) -> tuple[Outcome, SpecState]:
+    """Run one operation on `state`: the outcome and the state it leaves.
+
+    A failed operation leaves exactly the state the chosen semantics
+    prescribe (e.g. a failed eviction keeps the earlier victims evicted and
+    the attempt counters consumed).  Raises `ValueError` for an operation
+    that is not in the encoding documented in this module.
+    """
+    outcome, new_state, _ = apply_detailed(state, op)
+    return outcome, new_state
+
+
+def apply_detailed(
+    state: SpecState, op: tuple[Any, ...]
+) -> tuple[Outcome, SpecState, list[tuple[str, str, int]]]:
+    """`apply`, plus the scripted failures raised: (exception name, resolved id, attempt)."""
+    details: list[tuple[str, str, int]] = []
+    outcome, new_state = _apply(state, op, details)
+    return outcome, new_state, details
+
+
+def _apply(
+    state: SpecState, op: tuple[Any, ...], details: list[tuple[str, str, int]]
+) -> tuple[Outcome, SpecState]:
+    if not isinstance(op, tuple) or not op:
+        raise ValueError(f"an operation is a non-empty tuple (got {op!r})")
+    name = op[0]
+    try:
+        match name:
+            case "add":
+                _arity(op, 3, 4)
+                return ("ok", None), _add(state, op[1], op[2], op[3] if len(op) == 4 else False)
+            case "remove":
+                _arity(op, 2)
+                return ("ok", None), _remove(state, op[1])
+            case "clear":
+                _arity(op, 1)
+                state, failures = _clear(state, details)
+                if failures:
+                    return ("raise", _group_name(failures)), state
+                return ("ok", None), state
+            case "refresh":
+                _arity(op, 2)
+                rid = _check_id(op[1])
+                if rid not in state.models:
+                    return ("ok", None), state  # chosen semantics 5
+                return ("ok", None), attrs.evolve(
+                    state, lru=(*(x for x in state.lru if x != rid), rid)
+                )
+            case "pin":
+                _arity(op, 2)
+                return ("ok", None), attrs.evolve(state, pins=state.pins | {_check_id(op[1])})
+            case "unpin":
+                _arity(op, 2)
+                return ("ok", None), attrs.evolve(state, pins=state.pins - {_check_id(op[1])})
+            case "lease":
+                _arity(op, 2)
+                state, token = _lease(state, op[1])
+                return ("ok", token), state
+            case "acquire":
+                _arity(op, 3)
+                state = _add(state, op[1], op[2], False)
+                state, token = _lease(state, resolve(op[1], op[2]))
+                return ("ok", token), state
+            case "release":
+                _arity(op, 2)
+                return ("ok", None), _release(state, op[1])
+            case "keys":
+                _arity(op, 1)
+                return ("ok", tuple(rid for rid, _ in state.registered)), state
+            case "contains":
+                _arity(op, 2)
+                return ("ok", op[1] in state.models), state
+            case "getitem":
+                _arity(op, 2)
+                models = state.models
+                if op[1] not in models:
+                    return ("raise", "ModelNotFound"), state
+                return ("ok", models[op[1]]), state
+            case "len":
+                _arity(op, 1)
+                return ("ok", len(state.registered)), state
+            case "lru":
+                _arity(op, 1)
+                return ("ok", state.lru), state
+            case "pinned":
+                _arity(op, 1)
+                return ("ok", tuple(sorted(state.pins))), state
+            case _:
+                raise ValueError(f"unknown operation {name!r} in {op!r}")
+    except _Raise as failure:
+        if failure.subject is not None:
+            details.append((failure.name, *failure.subject))
+        # Argument errors are raised before anything changes: keep the input state.
+        kept = state if failure.name.startswith("InvalidArgument") else failure.state
+        return ("raise", failure.name), kept
+
+
+def _group_name(names: Iterable[str]) -> str:
+    return f"ExceptionGroup({','.join(sorted(names))})"
+
+
+def _exception_name(error: BaseException) -> str:
+    if isinstance(error, BaseExceptionGroup):
+        return _group_name(_exception_name(e) for e in error.exceptions)
+    return type(error).__name__
+
+
+def encode_outcome(value: object = None, error: BaseException | None = None) -> Outcome:
+    """Encode a real result (`value`) or exception (`error`) as the spec's output."""
+    if error is not None:
+        return ("raise", _exception_name(error))
+    return ("ok", value)
+
+
+def _is_unknown(output: object) -> bool:
+    if isinstance(output, str):
+        return output in _UNKNOWN_STRINGS
+    return type(output).__name__ == "_Unknown"  # lockstep.linearizability.UNKNOWN
+
+
+def step(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> tuple[bool, SpecState]:
+    """Linearizability step function: is `op_output` legal for `op_input` in `state`?
+
+    See the module docstring for the encoding, the treatment of UNKNOWN
+    (any output accepted, effect applied) and of `LockTimeout` (always
+    legal, no effect).
+    """
+    if op_output == ("raise", LOCK_TIMEOUT):
+        return True, state
+    expected, new_state = apply(state, op_input)
+    if _is_unknown(op_output):
+        return True, new_state
+    return expected == _normalise(op_input, op_output), new_state
+
+
+def _normalise(op_input: tuple[Any, ...], output: Any) -> Any:
+    """Lists become tuples; keys and pinned compare as sets (their order is unspecified)."""
+    if isinstance(output, list):
+        output = tuple(output)
+    if (
+        isinstance(output, tuple)
+        and len(output) == 2
+        and output[0] == "ok"
+        and isinstance(output[1], list | tuple | frozenset | set)
+    ):
+        value = output[1]
+        if op_input and op_input[0] in ("keys", "pinned"):
+            value = tuple(sorted(value))
+        elif isinstance(value, list):
+            value = tuple(value)
+        output = ("ok", value)
+    return output
+
+
+def _exception_types() -> dict[str, Callable[[str], BaseException]]:
+    types: dict[str, Callable[[str], BaseException]] = {"RuntimeError": RuntimeError}
+    try:
+        from modelmanager import errors  # noqa: PLC0415 - the spec must import without the core
+    except ImportError:  # pragma: no cover
+        return types
+    types["ModelNotFound"] = errors.ModelNotFound
+    types["InvalidArgument"] = errors.InvalidArgument
+    types["InvalidArgumentType"] = errors.InvalidArgumentType
+    types[LOCK_TIMEOUT] = lambda message: errors.LockTimeout(message, 0.0)
+    return types
+
+
+def _exception(
+    name: str, subject: str | None, details: list[tuple[str, str, int]]
+) -> BaseException:
+    if name.startswith("ExceptionGroup("):
+        members = name[len("ExceptionGroup(") : -1].split(",")
+        return ExceptionGroup(
+            "clear() failed for some models",
+            [_exception(m, subject, details) for m in members],  # type: ignore[misc]
+        )
+    if name in ("ScriptedLoadError", "ScriptedUnloadError"):
+        for k, (kind, rid, attempt) in enumerate(details):
+            if kind == name:
+                del details[k]
+                cls = ScriptedLoadError if name == "ScriptedLoadError" else ScriptedUnloadError
+                return cls(rid, attempt)
+    factory = _exception_types().get(name, RuntimeError)
+    return factory(f"{name} (spec) for {subject!r}")
+
+
+class Spec:
+    """A mutable front end over `apply`, mirroring the real stack's API.
+
+    Methods return what the real API returns (model tokens stand in for
+    model objects) and raise exceptions of the same *types* (a scripted
+    failure raises `ScriptedLoadError`/`ScriptedUnloadError` naming the id
+    and attempt; `clear()` raises an `ExceptionGroup`).  Not thread-safe.
+    """
+
+    def __init__(self, state: SpecState) -> None:
+        self.state = state
+
+    def run(self, op: tuple[Any, ...]) -> Outcome:
+        """Apply `op`, keep the new state and return the encoded outcome."""
+        outcome, self.state = apply(self.state, op)
+        return outcome
+
+    def _call(self, op: tuple[Any, ...], subject: str | None = None) -> Any:
+        outcome, self.state, details = apply_detailed(self.state, op)
+        kind, value = outcome
+        if kind == "ok":
+            return value
+        raise _exception(value, subject, list(details))
+
+    def add_model(
+        self,
+        model_id: str,
+        api_key: object = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+    ) -> None:
+        """Load (or refresh) `model_id` under its resolved id."""
+        subject = model_id_alias if model_id_alias is not None else model_id
+        self._call(("add", model_id, model_id_alias, pin), subject)
+
+    def remove(self, model_id: str) -> None:
+        """Unload `model_id` (no-op when unknown)."""
+        self._call(("remove", model_id), model_id)
+
+    def clear(self) -> None:
+        """Unload everything; `ExceptionGroup` of the failures."""
+        self._call(("clear",))
+
+    def refresh(self, model_id: str) -> None:
+        """Mark `model_id` most recently used (no-op when unregistered)."""
+        self._call(("refresh", model_id), model_id)
+
+    def pin_model(self, model_id: str) -> None:
+        """Pin `model_id` (allowed before the load)."""
+        self._call(("pin", model_id), model_id)
+
+    def unpin_model(self, model_id: str) -> None:
+        """Unpin `model_id`."""
+        self._call(("unpin", model_id), model_id)
+
+    def lease(self, model_id: str) -> str:
+        """Enter a lease; returns the model token."""
+        return str(self._call(("lease", model_id), model_id))
+
+    def acquire(self, model_id: str, model_id_alias: str | None = None) -> str:
+        """Load and lease; returns the model token."""
+        subject = model_id_alias if model_id_alias is not None else model_id
+        return str(self._call(("acquire", model_id, model_id_alias), subject))
+
+    def release(self, resolved_id: str) -> None:
+        """Leave a lease."""
+        self._call(("release", resolved_id), resolved_id)
+
+    def keys(self) -> list[str]:
+        """Registered resolved ids (sorted)."""
+        return list(self._call(("keys",)))
+
+    def __contains__(self, model_id: object) -> bool:
+        return bool(self._call(("contains", model_id)))
+
+    def __getitem__(self, model_id: str) -> str:
+        return str(self._call(("getitem", model_id), model_id))
+
+    def __len__(self) -> int:
+        return int(self._call(("len",)))
+
+    def lru_order(self) -> list[str]:
+        """Least recent first."""
+        return list(self.state.lru)
+
+    def pinned(self) -> frozenset[str]:
+        """Pinned resolved ids."""
+        return self.state.pins

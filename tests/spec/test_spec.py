@@ -1,0 +1,243 @@
+"""Unit tests of models_spec.spec: each operation's outcome and the step function."""
+
+from __future__ import annotations
+
+import pytest
+
+from models_spec.fakes import Script, ScriptedLoadError, ScriptedUnloadError
+from models_spec.spec import (
+    Spec,
+    SpecState,
+    apply,
+    encode_outcome,
+    initial_state,
+    resolve,
+    step,
+)
+
+
+def make(max_size: int = 3, **kwargs: object) -> Spec:
+    return Spec(initial_state(max_size=max_size, **kwargs))  # type: ignore[arg-type]
+
+
+def test_initial_state_validates() -> None:
+    """Bad max_size and thresholds are rejected naming the value."""
+    with pytest.raises(ValueError, match="max_size"):
+        initial_state(max_size=0)
+    with pytest.raises(ValueError, match="memory_threshold"):
+        initial_state(memory_threshold=2.0)
+    assert initial_state(max_size=2) == SpecState(max_size=2)
+
+
+def test_add_registers_tokens_and_lru() -> None:
+    """Cold adds register '<id>#<attempt>' and append to the LRU; warm adds refresh."""
+    spec = make()
+    spec.add_model("a")
+    spec.add_model("b")
+    spec.add_model("a")
+    assert spec.lru_order() == ["b", "a"]
+    assert spec["a"] == "a#1"
+    assert spec.keys() == ["a", "b"]
+    assert len(spec) == 2
+    assert "a" in spec
+    assert "z" not in spec
+
+
+def test_alias_is_the_key() -> None:
+    """add_model(C, alias=A) loads under A (chosen semantics 1)."""
+    spec = make()
+    spec.add_model("c")
+    spec.add_model("c", model_id_alias="a")
+    assert spec.keys() == ["a", "c"]
+    assert spec["a"] == "a#1"
+    assert resolve("c", "a") == "a"
+    assert resolve("c", None) == "c"
+
+
+def test_capacity_evicts_only_what_it_needs() -> None:
+    """A full cache of 2 evicts just the least recent model (chosen semantics 6)."""
+    spec = make(2)
+    spec.add_model("a")
+    spec.add_model("b")
+    spec.add_model("c")
+    assert spec.lru_order() == ["b", "c"]
+    assert spec.state.unload_attempts == (("a", 1),)
+
+
+def test_pinned_and_leased_are_skipped_and_overflow_is_counted() -> None:
+    """Pins and leases are never evicted; only they left: admit over capacity."""
+    spec = make(2)
+    spec.pin_model("a")
+    spec.add_model("a")
+    spec.add_model("b")
+    spec.lease("b")
+    spec.add_model("c")
+    assert spec.keys() == ["a", "b", "c"]
+    assert spec.state.overflows == 1
+    spec.release("b")
+    spec.add_model("d")
+    assert spec.lru_order() == ["a", "d"]  # back within capacity: b and c both go
+
+
+def test_failed_load_leaves_no_residue_but_keeps_evictions() -> None:
+    """A constructor failure raises the scripted error; victims stay evicted."""
+    spec = make(1, script=Script(load_failures={"b": [1]}))
+    spec.add_model("a")
+    with pytest.raises(ScriptedLoadError, match="'b' \\(attempt 1\\)"):
+        spec.add_model("b", pin=True)
+    assert spec.keys() == []
+    assert spec.lru_order() == []
+    assert spec.pinned() == frozenset()
+    spec.add_model("b")
+    assert spec["b"] == "b#2"
+
+
+def test_failed_eviction_preserves_positions() -> None:
+    """B9 shape: [P, A, B] full, evicting A fails: nothing moves, the add fails."""
+    spec = make(3, script=Script(unload_failures={"a": [1]}))
+    for rid in ("p", "a", "b"):
+        spec.add_model(rid)
+    spec.pin_model("p")
+    with pytest.raises(ScriptedUnloadError, match="'a'"):
+        spec.add_model("x")
+    assert spec.lru_order() == ["p", "a", "b"]
+    assert "x" not in spec
+
+
+def test_failed_remove_is_a_noop_and_unknown_remove_is_silent() -> None:
+    """I5/B6: [A, X, B] stays [A, X, B]; removing an unknown id does nothing."""
+    spec = make(3, script=Script(unload_failures={"x": [1]}))
+    for rid in ("a", "x", "b"):
+        spec.add_model(rid)
+    with pytest.raises(ScriptedUnloadError):
+        spec.remove("x")
+    assert spec.lru_order() == ["a", "x", "b"]
+    before = spec.state
+    spec.remove("nope")
+    assert spec.state == before
+    spec.remove("x")
+    assert spec.lru_order() == ["a", "b"]
+
+
+def test_remove_of_leased_times_out_without_change() -> None:
+    """remove waits for leases; with nobody releasing it raises LockTimeout."""
+    spec = make()
+    assert spec.acquire("a") == "a#1"
+    outcome, state = apply(spec.state, ("remove", "a"))
+    assert outcome == ("raise", "LockTimeout")
+    assert state == spec.state
+
+
+def test_clear_attempts_all_and_groups_failures() -> None:
+    """clear() removes what it can and raises an ExceptionGroup; pins survive."""
+    spec = make(script=Script(unload_failures={"b": [1]}))
+    for rid in ("a", "b", "c"):
+        spec.add_model(rid)
+    spec.pin_model("a")
+    with pytest.raises(ExceptionGroup) as info:
+        spec.clear()
+    assert [type(e) for e in info.value.exceptions] == [ScriptedUnloadError]
+    assert spec.keys() == ["b"]
+    assert spec.pinned() == frozenset({"a"})
+    spec.clear()
+    assert spec.keys() == []
+
+
+def test_refresh_pin_unpin_and_lookup_errors() -> None:
+    """refresh of an unknown id is a no-op; getitem/lease of unknown ids raise ModelNotFound."""
+    spec = make()
+    spec.add_model("a")
+    spec.add_model("b")
+    spec.refresh("a")
+    spec.refresh("zzz")
+    assert spec.lru_order() == ["b", "a"]
+    spec.pin_model("q")
+    spec.unpin_model("q")
+    assert spec.pinned() == frozenset()
+    with pytest.raises(KeyError):
+        spec["zzz"]
+    with pytest.raises(KeyError):
+        spec.lease("zzz")
+
+
+def test_invalid_arguments_change_nothing() -> None:
+    """Bad ids raise InvalidArgument(Type) with the state unchanged."""
+    spec = make()
+    spec.add_model("a")
+    before = spec.state
+    assert apply(before, ("add", "", None))[0] == ("raise", "InvalidArgument")
+    assert apply(before, ("add", 3, None))[0] == ("raise", "InvalidArgumentType")
+    assert apply(before, ("add", "b", ""))[0] == ("raise", "InvalidArgument")
+    assert apply(before, ("add", "b", None, "yes"))[0] == ("raise", "InvalidArgumentType")
+    assert apply(before, ("remove", None)) == (("raise", "InvalidArgumentType"), before)
+    with pytest.raises(ValueError, match="unknown operation"):
+        apply(before, ("explode",))
+    with pytest.raises(ValueError, match="elements"):
+        apply(before, ("remove",))
+
+
+def test_unknown_registry_id_after_eviction() -> None:
+    """The registry is asked after eviction, so a full cache evicts first."""
+    spec = make(1, universe=["a"])
+    spec.add_model("a")
+    outcome, state = apply(spec.state, ("add", "b", None))
+    assert outcome == ("raise", "UnknownModelId")
+    assert state.registered == ()
+    assert state.load_attempts == (("a", 1),)
+
+
+def test_memory_pressure_evicts_rounds_of_three() -> None:
+    """Readings below the threshold evict up to 3 per round, re-measuring between rounds."""
+    script = Script(memory=[1.0, 1.0, 1.0, 1.0, 0.1, 0.1, 0.9])
+    spec = make(10, script=script, memory_threshold=0.5)
+    for rid in "abcd":
+        spec.add_model(rid)
+    spec.add_model("e")
+    assert spec.lru_order() == ["e"]
+    assert spec.state.probe_calls == 7
+
+
+def test_step_accepts_expected_rejects_others_and_handles_timeouts() -> None:
+    """step: right outputs pass, wrong fail, LockTimeout is effect-free, UNKNOWN applies."""
+    s0 = initial_state(max_size=2)
+    ok, s1 = step(s0, ("add", "a", None, False), ("ok", None))
+    assert ok
+    assert s1.models == {"a": "a#1"}
+    assert step(s1, ("getitem", "a"), ("ok", "a#1"))[0]
+    assert not step(s1, ("getitem", "a"), ("ok", "a#2"))[0]
+    assert not step(s1, ("getitem", "b"), ("ok", "b#1"))[0]
+    assert step(s1, ("add", "b", None), ("raise", "LockTimeout")) == (True, s1)
+    ok, s2 = step(s1, ("remove", "a"), "unknown")
+    assert ok
+    assert s2.registered == ()
+    assert step(s1, ("keys",), ["ok", ["a"]])[0]
+    ok, s3 = step(s1, ("add", "b", None), ("ok", None))
+    assert step(s3, ("keys",), ("ok", ["b", "a"]))[0]  # any order
+    assert {s1, s2, s0} == {s0, s1, s2}  # hashable
+
+
+def test_step_with_lockstep_unknown_sentinel() -> None:
+    """lockstep's UNKNOWN output is 'any output' as well."""
+    from lockstep.linearizability import UNKNOWN
+
+    ok, state = step(initial_state(), ("add", "a", None), UNKNOWN)
+    assert ok
+    assert state.models == {"a": "a#1"}
+
+
+def test_encode_outcome() -> None:
+    """Real results encode to the spec's outputs, groups by sorted member names."""
+    assert encode_outcome(3) == ("ok", 3)
+    assert encode_outcome(error=KeyError("x")) == ("raise", "KeyError")
+    group = ExceptionGroup("g", [ValueError(), KeyError()])
+    assert encode_outcome(error=group) == ("raise", "ExceptionGroup(KeyError,ValueError)")
+
+
+def test_scripted_failures_match_the_fakes_attempt_numbering() -> None:
+    """Failures carry the same (id, attempt) the fakes would report."""
+    spec = make(script=Script(load_failures={"a": [2]}))
+    spec.add_model("a")
+    spec.remove("a")
+    with pytest.raises(ScriptedLoadError) as info:
+        spec.add_model("a")
+    assert (info.value.resolved_id, info.value.attempt) == ("a", 2)
