@@ -15,12 +15,14 @@ class FakeModel:
         self.api_key = api_key
         self.load_kwargs = kwargs
         self.clear_calls: list[bool] = []
+        self.cleared = False
 
     def clear_cache(self, delete_from_disk: bool) -> None:
         self.clear_calls.append(delete_from_disk)
         error = self.registry.clear_errors.get(self.model_id)
         if error is not None:
             raise error
+        self.cleared = True
 
 
 class FakeRegistry:
@@ -66,7 +68,7 @@ class FakeRegistry:
 
     def live(self) -> list[FakeModel]:
         """Constructed models whose clear_cache has not succeeded."""
-        return [m for m in self.constructed if not m.clear_calls]
+        return [m for m in self.constructed if not m.cleared]
 
 
 def run_in_thread(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
