@@ -110,6 +110,11 @@ def check_registry(value: object) -> Any:
 
 def check_memory_probe(value: object) -> Any:
     """Return ``value`` if it has callable ``free_fraction`` and ``release_cache``."""
+    if isinstance(value, type):
+        raise InvalidArgumentType(
+            f"memory_probe must provide free_fraction() and release_cache() on an instance "
+            f"(got the class {value.__name__}; pass {value.__name__}(...))"
+        )
     missing = [
         method
         for method in ("free_fraction", "release_cache")
