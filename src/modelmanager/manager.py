@@ -153,10 +153,11 @@ class ModelManager:
         return list(self._models)
 
     def __contains__(self, model_id: object) -> bool:
-        return model_id in self._models
+        return isinstance(model_id, str) and model_id in self._models
 
     def __getitem__(self, model_id: str) -> Model:
         """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise."""
+        check_model_id(model_id)
         loaded = self._models.get(model_id)
         if loaded is None:
             raise ModelNotFound(model_id)

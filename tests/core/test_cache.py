@@ -386,3 +386,18 @@ def test_pin_waits_on_lifecycle_bounded(registry: FakeRegistry) -> None:
     release.set()
     join(worker)
     assert threading.active_count() >= 1
+
+
+def test_stale_entry_removed_behind_the_cache_is_dropped(registry: FakeRegistry) -> None:
+    """A model removed on the inner manager directly is dropped from the LRU on eviction."""
+    inner = ModelManager(registry)
+    cache = WithFixedSizeCache(inner, max_size=2)
+    cache.add_model("a")
+    cache.add_model("b")
+    inner.remove("a")  # bypasses the cache
+    assert cache.lru_order() == ["a", "b"]
+    cache.add_model("c")
+    assert cache.lru_order() == ["b", "c"]
+    assert cache.keys() == ["b", "c"]
+    assert cache.statistics().evictions == 0
+    assert_quiescent(cache)

@@ -188,3 +188,13 @@ def test_good_timeouts_accepted(value: object) -> None:
     assert manager.lock_timeout == float(value)  # type: ignore[arg-type]
     cache = WithFixedSizeCache(manager, queue_lock_timeout=value)  # type: ignore[arg-type]
     assert cache.queue_lock_timeout == float(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("value", "error"), BAD_IDS)
+def test_bad_getitem_and_contains(value: object, error: type) -> None:
+    """__getitem__ validates its id; __contains__ answers False for non-str."""
+    stack = loaded_stack()
+    with pytest.raises(error, match="must be a non-empty str"):
+        stack[value]
+    assert (value in stack) is False
+    assert ([] in stack) is False

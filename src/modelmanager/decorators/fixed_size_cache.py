@@ -420,9 +420,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         for index, victim in enumerate(victims):
             try:
                 gone = self._evict_one(victim)
-            except BaseException:
+            except BaseException as error:
                 self._counters.increment("eviction_failures")
-                self._rollback_eviction(victims[index:])
+                try:
+                    self._rollback_eviction(victims[index:])
+                except BaseException as secondary:  # keep the eviction's error (I16)
+                    attach_secondary(error, secondary, "rolling back a failed eviction")
                 raise
             if gone:
                 evicted += 1
@@ -435,11 +438,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._manager.lifecycle(victim):
             # Re-check under the victim's lifecycle: pins and leases are only
             # added while holding it, so this answer holds until we are done.
-            if (
-                victim not in self._manager
-                or victim in self._pins
-                or self._manager.lease_counts().get(victim, 0)
-            ):
+            if victim not in self._manager:
+                # Unloaded behind the cache's back (e.g. on the inner manager):
+                # drop the stale entry so it cannot be chosen again.
+                self._forget(victim)
+                return False
+            if victim in self._pins or self._manager.lease_counts().get(victim, 0):
                 return False
             self._manager.remove(victim, delete_from_disk=False)
             self._forget(victim)
