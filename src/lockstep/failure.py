@@ -106,7 +106,7 @@ class Failure:
         return attrs.evolve(self, replay_command=command)
 
     def __str__(self) -> str:
-        parts = [f"lockstep found a {self.kind} failure: {self.message}"]
+        parts = [f"lockstep found a failure ({self.kind}): {self.message}"]
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
         parts.append(

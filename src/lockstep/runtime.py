@@ -96,7 +96,8 @@ def _user_location(skip: int = 2) -> str:
     return "?"
 
 
-def _code_location(fn: object) -> str:
+def code_location(fn: object) -> str:
+    """file:line where ``fn`` is defined ("?" if unknown)."""
     code = getattr(fn, "__code__", None)
     if code is None:
         code = getattr(getattr(fn, "__func__", None), "__code__", None)
@@ -256,7 +257,7 @@ class Run:
             self, len(self.threads), name, target, daemon=daemon, thread_obj=thread_obj
         )
         lt.pending = OpDescriptor(
-            "start", PrimitiveId("Thread", lt.index), name, location or _code_location(target)
+            "start", PrimitiveId("Thread", lt.index), name, location or code_location(target)
         )
         self.threads.append(lt)
         os_thread = _real_threading.Thread(
@@ -297,7 +298,7 @@ class Run:
                     "end",
                     PrimitiveId("Thread", lt.index),
                     lt.name,
-                    location=_code_location(lt.target),
+                    location=code_location(lt.target),
                 )
             except _Abort:
                 return

@@ -1,0 +1,134 @@
+"""One execution, and the settings shared by explore(), replay() and shrinking."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
+
+import attrs
+
+from lockstep import primitives
+from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
+from lockstep.patching import resolve_module
+from lockstep.runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
+from lockstep.schedule import Granularity, Schedule
+from lockstep.strategies.base import Strategy
+
+__all__ = [
+    "ModuleRef",
+    "Options",
+    "Scenario",
+    "check_scenario",
+    "make_options",
+    "positive_int",
+    "replay_command_for",
+    "run_execution",
+    "scenario_id_of",
+]
+
+Scenario = Callable[[], object]
+ModuleRef = ModuleType | str
+
+
+@attrs.frozen
+class Options:
+    """Validated per-exploration settings shared by explore, replay and shrinking."""
+
+    invariants: tuple[Callable[[], object], ...] = ()
+    max_steps: int = 10_000
+    granularity: Granularity = "op"
+    line_files: frozenset[str] = frozenset()
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT
+
+
+def scenario_id_of(scenario: object) -> str | None:
+    """ "module:qualname" when ``scenario`` can be imported back by that name, else None."""
+    module = getattr(scenario, "__module__", None)
+    qualname = getattr(scenario, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if "<" in qualname or module == "__main__":
+        return None
+    return f"{module}:{qualname}"
+
+
+def replay_command_for(schedule: Schedule) -> str | None:
+    """The shell command replaying ``schedule`` (None without a scenario id)."""
+    if schedule.scenario_id is None:
+        return None
+    return f"lockstep replay '{schedule.to_string()}'"
+
+
+def run_execution(
+    scenario: Scenario, strategy: Strategy, options: Options, template: Schedule
+) -> Run:
+    """Run one execution (begin_execution is the caller's job); return the finished Run."""
+    run = Run(
+        strategy,
+        max_steps=options.max_steps,
+        schedule_template=template,
+        invariants=options.invariants,
+        line_files=options.line_files,
+        stall_timeout=options.stall_timeout,
+    )
+    main = primitives.Thread(name="main")
+    run.execute(scenario, main)
+    return run
+
+
+def check_scenario(scenario: object) -> None:
+    if not callable(scenario):
+        raise InvalidArgumentType(f"scenario must be a zero-argument callable, got {scenario!r}")
+    if in_run():
+        raise LockstepError("explore()/replay() cannot be called from inside a lockstep run")
+
+
+def positive_int(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidArgumentType(f"{name} must be a positive int, got {value!r}")
+    if value < 1:
+        raise InvalidArgument(f"{name} must be >= 1, got {value!r}")
+    return value
+
+
+def _module_file(module: ModuleRef) -> str:
+    resolved = resolve_module(module)
+    filename = getattr(resolved, "__file__", None)
+    if not isinstance(filename, str) or not filename:
+        raise InvalidArgument(f"module {resolved.__name__!r} has no source file to trace")
+    return os.path.abspath(filename)
+
+
+def make_options(
+    *,
+    invariant: Callable[[], object] | Sequence[Callable[[], object]] | None,
+    max_steps: int,
+    granularity: str,
+    line_modules: Iterable[ModuleRef],
+    stall_timeout: float,
+) -> Options:
+    """Validate the shared settings (raises InvalidArgument / InvalidArgumentType)."""
+    invariants: tuple[Callable[[], object], ...]
+    if invariant is None:
+        invariants = ()
+    elif callable(invariant):
+        invariants = (invariant,)
+    else:
+        invariants = tuple(invariant)
+        for fn in invariants:
+            if not callable(fn):
+                raise InvalidArgumentType(f"invariant must be callable, got {fn!r}")
+    positive_int("max_steps", max_steps)
+    if granularity not in ("op", "line"):
+        raise InvalidArgument(f"granularity must be 'op' or 'line', got {granularity!r}")
+    modules = tuple(line_modules)
+    if granularity == "line" and not modules:
+        raise InvalidArgument("granularity='line' needs line_modules=[module, ...] to trace")
+    if granularity == "op" and modules:
+        raise InvalidArgument("line_modules only makes sense with granularity='line'")
+    if not isinstance(stall_timeout, int | float) or stall_timeout <= 0:
+        raise InvalidArgument(f"stall_timeout must be a positive number, got {stall_timeout!r}")
+    files = frozenset(_module_file(m) for m in modules)
+    gran: Granularity = "line" if granularity == "line" else "op"
+    return Options(invariants, max_steps, gran, files, float(stall_timeout))

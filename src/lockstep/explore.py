@@ -1,0 +1,245 @@
+"""explore() and replay(): run a scenario under a strategy, many times or once.
+
+A *scenario* is a zero-argument callable run as logical thread 0 ("main") in each
+execution; it builds fresh state, spawns threads, may join them and assert. explore()
+runs executions until the budget is spent, the strategy says its space is exhausted,
+or an execution fails; a failure is shrunk (fewest preemptions, then fewest steps) and
+returned with its schedule, trace and replay command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time as _real_time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import attrs
+
+from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
+from lockstep.execution import (
+    ModuleRef,
+    Scenario,
+    check_scenario,
+    make_options,
+    positive_int,
+    replay_command_for,
+    run_execution,
+    scenario_id_of,
+)
+from lockstep.failure import Failure
+from lockstep.patching import patched
+from lockstep.results import ExecutionResult, ExploreResult
+from lockstep.runtime import DEFAULT_STALL_TIMEOUT, Run
+from lockstep.schedule import Schedule
+from lockstep.shrink import shrink_failure
+from lockstep.strategies.base import Strategy
+from lockstep.strategies.random import RandomStrategy
+from lockstep.strategies.replay import ReplayStrategy
+
+__all__ = ["explore", "replay"]
+
+
+def _patch_context(patch: Iterable[ModuleRef]) -> AbstractContextManager[Any]:
+    modules = tuple(patch)
+    if not modules:
+        return nullcontext()
+    return patched(*modules)
+
+
+class _Progress:
+    """A one-line progress display on stderr, only when attached to a terminal."""
+
+    def __init__(self, enabled: bool | None, budget: int) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty() and "PYTEST_CURRENT_TEST" not in os.environ
+        self.enabled = enabled
+        self.budget = budget
+        self.start = _real_time.monotonic()
+        self.last = self.start
+        self.shown = False
+
+    def update(self, executions: int) -> None:
+        if not self.enabled:
+            return
+        now = _real_time.monotonic()
+        if now - self.last < 0.5 or now - self.start < 1.0:
+            return
+        self.last = now
+        rate = executions / max(now - self.start, 1e-9)
+        sys.stderr.write(f"\rlockstep: {executions}/{self.budget} executions ({rate:.0f}/s)")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def explore(
+    scenario: Scenario,
+    *,
+    strategy: Strategy | None = None,
+    budget: int = 1000,
+    invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
+    patch: Iterable[ModuleRef] = (),
+    max_steps: int = 10_000,
+    scenario_id: str | None = None,
+    granularity: str = "op",
+    line_modules: Iterable[ModuleRef] = (),
+    shrink: bool = True,
+    shrink_budget: int = 200,
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+    progress: bool | None = None,
+) -> ExploreResult:
+    """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
+
+    Stops at the first failing execution; with ``shrink`` (default) the failure is
+    minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
+    trace and replay command. ``invariant`` (a callable or several) runs at every switch
+    point of every execution. ``patch`` modules have their threading/time/queue names
+    swapped for the whole exploration. ``granularity="line"`` adds a switch point at
+    every line of ``line_modules``. Raises InvalidArgument/InvalidArgumentType for bad
+    arguments (before running anything).
+    """
+    check_scenario(scenario)
+    positive_int("budget", budget)
+    positive_int("shrink_budget", shrink_budget)
+    if strategy is None:
+        strategy = RandomStrategy(seed=0)
+    elif not isinstance(strategy, Strategy):
+        raise InvalidArgumentType(
+            f"strategy must implement lockstep.strategies.Strategy "
+            f"(begin_execution/choose/end_execution), got {strategy!r}"
+        )
+    if scenario_id is not None and (not isinstance(scenario_id, str) or ":" not in scenario_id):
+        raise InvalidArgument(f"scenario_id must look like 'module:qualname', got {scenario_id!r}")
+    options = make_options(
+        invariant=invariant,
+        max_steps=max_steps,
+        granularity=granularity,
+        line_modules=line_modules,
+        stall_timeout=stall_timeout,
+    )
+    template = Schedule(
+        choices=(),
+        seed=getattr(strategy, "seed", None),
+        strategy=str(getattr(strategy, "name", type(strategy).__name__)),
+        scenario_id=scenario_id if scenario_id is not None else scenario_id_of(scenario),
+        granularity=options.granularity,
+    )
+    start = _real_time.perf_counter()
+    executions = 0
+    total_steps = 0
+    max_threads = 0
+    max_steps_seen = 0
+    exhausted = False
+    failure: Failure | None = None
+    shrink_runs = 0
+    progress_display = _Progress(progress, budget)
+    with _patch_context(patch):
+        try:
+            for _ in range(budget):
+                strategy.begin_execution()
+                run = run_execution(scenario, strategy, options, template)
+                executions += 1
+                total_steps += run.step
+                max_threads = max(max_threads, len(run.threads))
+                max_steps_seen = max(max_steps_seen, run.step)
+                outcome = run.outcome()
+                try:
+                    more = strategy.end_execution(outcome)
+                except StrategyFailure as exc:
+                    failure = _strategy_failure(run, exc)
+                    break
+                if outcome.failure is not None:
+                    failure = outcome.failure
+                    break
+                progress_display.update(executions)
+                if not more:
+                    exhausted = True
+                    break
+        finally:
+            progress_display.close()
+        if failure is not None and shrink and failure.kind not in ("nondeterminism",):
+            failure, shrink_runs = shrink_failure(scenario, failure, options, budget=shrink_budget)
+    if failure is not None and failure.replay_command is None:
+        failure = failure.with_replay_command(replay_command_for(failure.schedule))
+    elapsed = _real_time.perf_counter() - start
+    bound = getattr(strategy, "probability_bound", None)
+    return ExploreResult(
+        executions=executions,
+        exhausted=exhausted,
+        failure=failure,
+        elapsed=elapsed,
+        schedules_per_second=executions / elapsed if elapsed > 0 else 0.0,
+        steps=total_steps,
+        strategy=template.strategy,
+        seed=template.seed,
+        pct_bound=bound if isinstance(bound, float) else None,
+        max_threads=max_threads,
+        max_steps_seen=max_steps_seen,
+        shrink_executions=shrink_runs,
+    )
+
+
+def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
+    kind: Any = exc.kind
+    return Failure(
+        kind=kind,
+        message=str(exc),
+        schedule=run.schedule(),
+        trace=run.trace(),
+        exception=exc,
+    )
+
+
+def replay(
+    scenario: Scenario,
+    schedule: Schedule,
+    *,
+    invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
+    patch: Iterable[ModuleRef] = (),
+    max_steps: int | None = None,
+    line_modules: Iterable[ModuleRef] = (),
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+) -> ExecutionResult:
+    """Run ``scenario`` once, following ``schedule`` exactly.
+
+    A recorded choice that is not available, a schedule that ends early, or one that
+    has choices left over yields a Failure of kind "divergence" whose message names the
+    step ("step 7: expected thread 2, runnable were [0, 1]"). Any other failure is the
+    program's own, reproduced.
+    """
+    check_scenario(scenario)
+    if not isinstance(schedule, Schedule):
+        raise InvalidArgumentType(f"schedule must be a lockstep.Schedule, got {schedule!r}")
+    options = make_options(
+        invariant=invariant,
+        max_steps=max_steps if max_steps is not None else max(10_000, len(schedule.choices) + 1),
+        granularity=schedule.granularity,
+        line_modules=line_modules,
+        stall_timeout=stall_timeout,
+    )
+    strategy = ReplayStrategy(schedule)
+    with _patch_context(patch):
+        strategy.begin_execution()
+        run = run_execution(scenario, strategy, options, attrs.evolve(schedule, choices=()))
+    failure = run.failure()
+    if failure is None and strategy.consumed < len(schedule.choices):
+        failure = Failure(
+            kind="divergence",
+            message=(
+                f"step {run.step}: the execution ended but the schedule has "
+                f"{len(schedule.choices) - strategy.consumed} more choice(s) "
+                f"(next: thread {schedule.choices[strategy.consumed].thread})"
+            ),
+            schedule=run.schedule(),
+            trace=run.trace(),
+        )
+    if failure is not None:
+        failure = failure.with_replay_command(replay_command_for(schedule))
+    return ExecutionResult(run.schedule(), run.trace(), failure)

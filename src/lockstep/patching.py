@@ -1,0 +1,113 @@
+"""Swap the ``threading``, ``time`` and ``queue`` names inside chosen modules.
+
+``patched(*modules)`` replaces, in each given module's namespace, every reference to
+the real modules (``import threading``) by lockstep's stand-ins
+(:mod:`lockstep.threading`, :mod:`lockstep.time`, :mod:`lockstep.queue`) and every name
+imported from them (``from threading import Lock``, ``from time import monotonic``) by
+the stand-in's object of the same name, and restores the originals on exit, also when
+the body raises. The stand-ins fall back to the real objects outside a run, so patched
+code keeps working between executions.
+
+Only module globals are rewritten: a class defined at import time that subclasses the
+real ``threading.Thread`` stays real, and objects created before patching (a lock
+created at import time) stay real. Not thread-safe: patch from one thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import queue as _real_queue
+import threading as _real_threading
+import time as _real_time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+
+from lockstep.errors import InvalidArgument, InvalidArgumentType
+
+__all__ = ["patched", "resolve_module", "stand_in_for"]
+
+_REFUSED = frozenset({"threading", "time", "queue", "_thread", "sys", "builtins"})
+
+
+def resolve_module(module: ModuleType | str) -> ModuleType:
+    """A module object from a module or a dotted name (imported if needed).
+
+    Raises InvalidArgumentType for other types and InvalidArgument when the name cannot
+    be imported.
+    """
+    if isinstance(module, ModuleType):
+        return module
+    if not isinstance(module, str):
+        raise InvalidArgumentType(f"expected a module or a dotted module name, got {module!r}")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise InvalidArgument(f"cannot import module {module!r} to patch: {exc}") from exc
+
+
+def _facades() -> dict[int, object]:
+    from lockstep import queue as ls_queue  # noqa: PLC0415 - imported on first use
+    from lockstep import threading as ls_threading  # noqa: PLC0415
+    from lockstep import time as ls_time  # noqa: PLC0415
+
+    mapping: dict[int, object] = {
+        id(_real_threading): ls_threading,
+        id(_real_time): ls_time,
+        id(_real_queue): ls_queue,
+    }
+    for real, fake in (
+        (_real_threading, ls_threading),
+        (_real_time, ls_time),
+        (_real_queue, ls_queue),
+    ):
+        for name in fake.__all__:
+            original = getattr(real, name, None)
+            replacement = getattr(fake, name)
+            if original is not None and original is not replacement:
+                mapping[id(original)] = replacement
+    # threading.currentThread & co. are deprecated aliases; map the common old names too.
+    return mapping
+
+
+_MAPPING: dict[int, object] | None = None
+
+
+def stand_in_for(obj: object) -> object | None:
+    """The controlled stand-in for a real threading/time/queue object, or None."""
+    global _MAPPING
+    if _MAPPING is None:
+        _MAPPING = _facades()
+    return _MAPPING.get(id(obj))
+
+
+@contextmanager
+def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
+    """Swap threading/time/queue names in ``modules`` for the duration of the block.
+
+    Accepts module objects or dotted names; yields the module objects. Refuses the
+    standard modules themselves and lockstep's own modules (InvalidArgument). Restores
+    every swapped name on exit, in reverse order, even on exceptions.
+    """
+    resolved = tuple(resolve_module(m) for m in modules)
+    for module in resolved:
+        name = module.__name__
+        if name in _REFUSED or name == "lockstep" or name.startswith("lockstep."):
+            raise InvalidArgument(
+                f"refusing to patch {name!r}: patch the modules that *use* threading/time/queue"
+            )
+    swapped: list[tuple[ModuleType, str, object]] = []
+    try:
+        for module in resolved:
+            namespace = vars(module)
+            for attr, value in list(namespace.items()):
+                if attr.startswith("__"):
+                    continue
+                replacement = stand_in_for(value)
+                if replacement is not None:
+                    swapped.append((module, attr, value))
+                    namespace[attr] = replacement
+        yield resolved
+    finally:
+        for module, attr, value in reversed(swapped):
+            vars(module)[attr] = value
