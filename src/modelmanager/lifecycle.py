@@ -112,18 +112,22 @@ class LifecycleTable:
             self._release_reservation(entry)
 
     def snapshot(self) -> dict[str, LifecycleEntryInfo]:
-        """The current entries (empty when no operation is in flight)."""
-        with self._state_lock:
-            return {
-                resolved_id: LifecycleEntryInfo(
-                    resolved_id=resolved_id,
-                    generation=entry.generation,
-                    reservations=entry.reservations,
-                    held=entry.depth > 0,
-                )
-                for resolved_id, entry in self._entries.items()
-            }
+        """The current entries (empty when no operation is in flight).
+
+        Takes no lock: it copies the table in one atomic dict operation, so it
+        never blocks and is safe to call from an invariant check at any point
+        of another thread's operation (exact at quiescence).
+        """
+        entries = list(self._entries.items())
+        return {
+            resolved_id: LifecycleEntryInfo(
+                resolved_id=resolved_id,
+                generation=entry.generation,
+                reservations=entry.reservations,
+                held=entry.depth > 0,
+            )
+            for resolved_id, entry in entries
+        }
 
     def __len__(self) -> int:
-        with self._state_lock:
-            return len(self._entries)
+        return len(self._entries)  # lock-free, like snapshot()

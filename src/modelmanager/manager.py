@@ -146,7 +146,7 @@ class ModelManager:
         Raises an :class:`ExceptionGroup` of the failures (each failed model
         stays loaded). A BaseException that is not an Exception stops at once.
         """
-        _clear_all(self)
+        _clear_all(self, self.keys())
 
     def keys(self) -> list[str]:
         """The resolved ids currently loaded (a snapshot)."""
@@ -322,10 +322,9 @@ class ModelManager:
             self._leases.give_back(resolved_id)
 
 
-def _clear_all(stack: Any) -> None:
-    """Remove every id of ``stack`` through ``stack.remove``; group the failures."""
+def _clear_all(stack: Any, resolved_ids: list[str]) -> None:
+    """Remove ``resolved_ids`` in order through ``stack.remove``; group the failures."""
     failures: list[Exception] = []
-    resolved_ids: list[str] = stack.keys()  # a snapshot: removal mutates the stack
     for resolved_id in resolved_ids:
         try:
             stack.remove(resolved_id)

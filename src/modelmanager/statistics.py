@@ -82,7 +82,6 @@ class Counters:
             self._values[name] += amount
 
     def snapshot(self, lifecycle_entries: int = 0) -> ManagerStatistics:
-        """The counters as a frozen record."""
-        with self._lock:
-            values = dict(self._values)
+        """The counters as a frozen record (lock-free: one atomic dict copy)."""
+        values = dict(self._values)
         return ManagerStatistics(lifecycle_entries=lifecycle_entries, **values)

@@ -401,3 +401,18 @@ def test_stale_entry_removed_behind_the_cache_is_dropped(registry: FakeRegistry)
     assert cache.keys() == ["b", "c"]
     assert cache.statistics().evictions == 0
     assert_quiescent(cache)
+
+
+def test_clear_goes_least_recent_first(registry: FakeRegistry) -> None:
+    """clear removes in LRU order (the order the sequential spec uses)."""
+    cache = make_cache(registry)
+    for model_id in "abc":
+        cache.add_model(model_id)
+    cache.refresh("a")
+    for model in registry.constructed:
+        registry.clear_errors[model.model_id] = RuntimeError(model.model_id)
+    with pytest.raises(ExceptionGroup) as caught:
+        cache.clear()
+    order = [str(error) for error in caught.value.exceptions]
+    assert order == ["b", "c", "a"]
+    assert cache.lru_order() == ["b", "c", "a"]

@@ -212,8 +212,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._forget(model_id)
 
     def clear(self) -> None:
-        """Remove every model through this layer; ExceptionGroup of failures."""
-        _clear_all(self)
+        """Remove every model through this layer, least recently used first.
+
+        Attempts every id; raises an ExceptionGroup of the failures (those
+        models stay loaded at their LRU positions). Pins survive.
+        """
+        order = self.lru_order()
+        order += [resolved_id for resolved_id in self.keys() if resolved_id not in order]
+        _clear_all(self, order)
 
     def statistics(self) -> ManagerStatistics:
         """The inner layer's statistics plus this cache's counters."""
@@ -233,20 +239,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._lru_guard():
             self._pins.discard(model_id)
 
+    # Introspection takes no lock: each read is an atomic copy, so it never
+    # blocks or times out and is safe from invariant checks at any point of
+    # another thread's operation (exact whenever no operation is in flight).
+
     def pinned(self) -> frozenset[str]:
-        """The pinned resolved ids."""
-        with self._lru_guard():
-            return frozenset(self._pins)
+        """The pinned resolved ids (lock-free copy)."""
+        return frozenset(self._pins)
 
     def lru_order(self) -> list[str]:
-        """Registered resolved ids, least recently used first."""
-        with self._lru_guard():
-            return list(self._lru)
+        """Registered resolved ids, least recently used first (lock-free copy)."""
+        return list(self._lru)
 
     def in_flight_loads(self) -> int:
-        """Capacity slots currently held by cold loads in progress."""
-        with self._lru_guard():
-            return self._in_flight_locked()
+        """Capacity slots currently held by cold loads in progress (lock-free)."""
+        reserved, lru = list(self._reserved), dict(self._lru)
+        return sum(1 for resolved_id in reserved if resolved_id not in lru)
 
     def refresh(self, model_id: str) -> None:
         """Mark ``model_id`` most recently used (what an inference does).
@@ -259,8 +267,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 self._lru.move_to_end(model_id)
 
     def __repr__(self) -> str:
-        with self._lru_lock:
-            lru, pins, in_flight = list(self._lru), sorted(self._pins), self._in_flight_locked()
+        lru, pins, in_flight = self.lru_order(), sorted(self.pinned()), self.in_flight_loads()
         return (
             f"{type(self).__name__}(max_size={self._max_size}, lru={lru!r}, pinned={pins!r}, "
             f"in_flight_loads={in_flight}, memory_free_threshold={self._memory_free_threshold:g}, "
