@@ -152,16 +152,31 @@ class FakeModel:
         # Set by a test while it uses the model under a lease; a clear_cache
         # that starts while it is set is a violation of I13.
         self.in_use = threading.Event()
+        # Threads currently inside a lease body on this model (stress test).
+        self.users = 0
+
+    def enter_use(self) -> None:
+        """A lease holder starts using the model; it must be live (I13)."""
+        with self._lock:
+            self.users += 1
+            torn_down = self.teardown_started
+        if torn_down:
+            self._registry.ghost.record_violation(f"a lease holder got torn-down {self!r}")
+
+    def exit_use(self) -> None:
+        with self._lock:
+            self.users -= 1
 
     def clear_cache(self, delete_from_disk: bool = True) -> None:
-        if self.in_use.is_set():
-            self._registry.ghost.record_violation(
-                f"clear_cache of {self.model_id!r} ran while a lease holder was using it"
-            )
         step = self._registry.next_clear_step(self.model_id)
         with self._lock:
             self.clear_calls += 1
             self.teardown_started = True
+            in_use = self.in_use.is_set() or self.users > 0
+        if in_use:
+            self._registry.ghost.record_violation(
+                f"clear_cache of {self.model_id!r} ran while a lease holder was using it"
+            )
         if step.gate is not None:
             step.gate.pass_through()
         if step.fail:
