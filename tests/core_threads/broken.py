@@ -382,6 +382,12 @@ BROKEN_CASES: tuple[BrokenCase, ...] = (
         r"\(I11\)",
     ),
     BrokenCase(
+        "B14-admission-waits-for-in-flight",
+        "B14",
+        lambda r: _cache(_plain(r), max_size=1, cls=NoInFlightAccounting),
+        r"\(I11\)",
+    ),
+    BrokenCase(
         "B15-refresh-during-eviction",
         "B15",
         # A short queue timeout so the blocked refresh gives up quickly.

@@ -286,6 +286,40 @@ def admission_counts_in_flight_loads(registry: FakeRegistry, stack: Stack) -> No
     quiescent(stack, registry.ghost)
 
 
+def admission_waits_for_in_flight_load(registry: FakeRegistry, stack: Stack) -> None:
+    """B14: cache of 1, empty; T1 cold-loads A; T2 cold-adds B meanwhile.
+
+    The only slot is held by an in-flight load, which is not evictable: T2
+    must wait for it (I11), then evict A and load B; it never constructs B
+    while A is loading.
+    """
+    assert stack.max_size == 1
+    a_gate = registry.gate("T1 constructing A")
+    b_gate = registry.gate("T2 constructing B")
+    registry.script_load("A", Step(gate=a_gate))
+    registry.script_load("B", Step(gate=b_gate))
+    first = start("T1", lambda: stack.add_model("A"))
+    a_gate.wait_entered()
+    second = start("T2", lambda: stack.add_model("B"))
+    wait_until(
+        lambda: b_gate.entered.is_set() or second.done.is_set() or parked(second),
+        "T2 to wait for the in-flight load of A (or to construct B)",
+    )
+    assert registry.ghost.max_live_total <= 1, (
+        f"{registry.ghost.max_live_total} models live or loading in a cache of 1 (I11)"
+    )
+    a_gate.open()
+    first.finish()
+    b_gate.wait_entered()
+    assert registry.ghost.constructed("A")[0].successful_clears == 1, "A is evicted for B"
+    b_gate.open()
+    second.finish()
+    assert stack.keys() == ["B"]
+    assert stack.statistics().pinned_overflow == 0
+    lru_matches_registry(stack)
+    quiescent(stack, registry.ghost)
+
+
 # -------------------------------------------------------------------- B15
 
 
@@ -428,6 +462,10 @@ SCENARIOS: dict[str, tuple[Scenario, Callable[[FakeRegistry], Stack]]] = {
     "B7-concurrent-cold-adds": (concurrent_cold_adds_leave_one_lru_entry, build_cache),
     "B8-failed-and-successful-add": (failed_add_keeps_concurrent_success_in_lru, build_cache),
     "B14-admission-in-flight": (admission_counts_in_flight_loads, build_cache),
+    "B14-admission-waits-for-in-flight": (
+        admission_waits_for_in_flight_load,
+        lambda registry: build_cache(registry, max_size=1),
+    ),
     "B15-refresh-during-eviction": (refresh_is_not_blocked_by_slow_eviction, build_cache),
     "B17-remove-waits-for-lease": (remove_waits_for_lease, build_cache),
     "B17-eviction-skips-leased": (
