@@ -695,14 +695,13 @@ class Thread(_real_threading.Thread):
             raise _no_wait_in_invariant("Thread.start")
         run.switch(lt, "Thread.start", _SPAWN_RESOURCE, self.name)
         target = getattr(self, "_target", None)  # CPython internals: the target= callable
-        self._ls_thread = run.new_thread(
+        run.new_thread(
             self.name,
             self.run,
             daemon=self.daemon,
             thread_obj=self,
             location=code_location(target if target is not None else self.run),
         )
-        self._started.set()
 
     def join(self, timeout: float | None = None) -> None:
         """Wait until the thread ends (or, with a timeout, until its timeout is chosen)."""

@@ -118,6 +118,7 @@ class LogicalThread:
         "exited",
         "finished",
         "index",
+        "location",
         "name",
         "os_thread",
         "pending",
@@ -153,6 +154,7 @@ class LogicalThread:
         self.finished = False
         self.exited = False
         self.os_thread: _real_threading.Thread | None = None
+        self.location = "?"
 
     @property
     def ident(self) -> int:
@@ -256,10 +258,11 @@ class Run:
         lt = LogicalThread(
             self, len(self.threads), name, target, daemon=daemon, thread_obj=thread_obj
         )
-        lt.pending = OpDescriptor(
-            "start", PrimitiveId("Thread", lt.index), name, location or code_location(target)
-        )
+        lt.location = location or code_location(target)
+        lt.pending = OpDescriptor("start", PrimitiveId("Thread", lt.index), name, lt.location)
         self.threads.append(lt)
+        if thread_obj is not None:
+            thread_obj._ls_attach(lt)
         os_thread = _real_threading.Thread(
             target=self._worker, args=(lt,), name=f"lockstep-{lt.index}-{name}", daemon=True
         )
@@ -298,7 +301,7 @@ class Run:
                     "end",
                     PrimitiveId("Thread", lt.index),
                     lt.name,
-                    location=code_location(lt.target),
+                    location=lt.location,
                 )
             except _Abort:
                 return

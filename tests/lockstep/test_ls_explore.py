@@ -1,0 +1,323 @@
+"""explore/replay: finding bugs, reproducing them exactly, reporting them precisely."""
+
+from __future__ import annotations
+
+import pathlib
+import threading
+
+import pytest
+
+import lockstep
+from lockstep import (
+    Choice,
+    DFSStrategy,
+    PCTStrategy,
+    RandomStrategy,
+    Schedule,
+    explore,
+    replay,
+    spawn,
+)
+from lockstep.strategies.replay import ReplayStrategy
+
+
+def lost_update():
+    """Two unsynchronised read-modify-write increments (module level: has a scenario id)."""
+    box = [0]
+
+    def inc():
+        value = box[0]
+        lockstep.checkpoint("read", resource="box")
+        box[0] = value + 1
+
+    threads = [spawn(inc), spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: {box[0]}"
+
+
+def lock_order_deadlock():
+    """Two threads take two locks in opposite orders."""
+    a, b = lockstep.Lock(), lockstep.Lock()
+
+    def first():
+        with a, b:
+            pass
+
+    def second():
+        with b, a:
+            pass
+
+    x, y = spawn(first, name="first"), spawn(second, name="second")
+    x.join()
+    y.join()
+
+
+def test_finds_lost_update_and_replays_it_from_a_file(tmp_path):
+    """A failure's schedule, saved and loaded, replays to the same failure and schedule."""
+    result = explore(lost_update, budget=500)
+    failure = result.failure
+    assert failure is not None
+    assert failure.kind == "exception"
+    assert isinstance(failure.exception, AssertionError)
+    assert failure.schedule.scenario_id == f"{__name__}:lost_update"
+    path = failure.schedule.save(tmp_path / "lost.json")
+    loaded = Schedule.load(path)
+    again = replay(lost_update, loaded)
+    assert again.failure is not None
+    assert again.failure.kind == "exception"
+    assert str(again.failure.exception) == str(failure.exception)
+    assert again.schedule.choices == failure.schedule.choices
+    assert again.trace.to_rows() == failure.trace.to_rows()
+
+
+def test_failure_report_has_message_swimlanes_and_replay_command():
+    """str(failure) = message + swimlanes + the exact replay command."""
+    failure = explore(lost_update, budget=500).failure
+    assert failure is not None
+    text = str(failure)
+    assert "lost update: 1" in text
+    assert "0:main" in text
+    assert "checkpoint read" in text
+    assert failure.replay_command == f"lockstep replay '{failure.schedule.to_string()}'"
+    assert text.rstrip().endswith(failure.replay_command)
+
+
+def test_same_seed_same_trace_different_seeds_differ():
+    """The scheduler is deterministic both ways."""
+
+    def traces(seed):
+        recorded = []
+
+        def scenario():
+            box = []
+            threads = [spawn(box.append, i) for i in range(3)]
+            for t in threads:
+                t.join()
+            recorded.append(tuple(box))
+
+        explore(scenario, strategy=RandomStrategy(seed), budget=20)
+        return recorded
+
+    assert traces(1) == traces(1)
+    assert traces(1) != traces(2)
+
+
+def test_same_seed_same_failure_schedule():
+    """Two explorations with one seed report the identical schedule."""
+    first = explore(lost_update, strategy=RandomStrategy(7), budget=500).failure
+    second = explore(lost_update, strategy=RandomStrategy(7), budget=500).failure
+    assert first is not None
+    assert second is not None
+    assert first.schedule == second.schedule
+
+
+def test_deadlock_table_names_threads_resources_holders_and_lines():
+    """The deadlock table: each thread, what it waits on, who holds it, where."""
+    failure = explore(lock_order_deadlock, budget=500).failure
+    assert failure is not None
+    assert failure.kind == "deadlock"
+    rows = {row.thread_name: row for row in failure.deadlock}
+    assert set(rows) == {"main", "first", "second"}
+    assert rows["first"].operation == "Lock.acquire"
+    assert rows["first"].resource == "Lock#2"
+    assert rows["first"].holders == ("2:second",)
+    assert rows["second"].resource == "Lock#1"
+    assert rows["second"].holders == ("1:first",)
+    assert rows["main"].operation == "Thread.join"
+    source = pathlib.Path(__file__).read_text().splitlines()
+    line = source.index("        with a, b:") + 1
+    assert rows["first"].location == f"{__file__}:{line}"
+    table = failure.deadlock_table()
+    assert "held by" in table
+    assert "Lock#2" in table
+
+
+def test_divergence_is_reported_precisely():
+    """Replaying a choice that is not runnable names the step and the runnable set."""
+    # main starts, starts two threads, then blocks in join: thread 0 is not runnable.
+    schedule = Schedule(choices=(Choice(0), Choice(0), Choice(0), Choice(0)))
+    result = replay(lost_update, schedule)
+    assert result.failure is not None
+    assert result.failure.kind == "divergence"
+    assert result.failure.message == "step 3: expected thread 0, runnable were [1, 2]"
+
+
+def test_divergence_when_the_schedule_has_leftover_choices():
+    """A schedule longer than the execution is a divergence too."""
+    good = explore(lost_update, strategy=DFSStrategy(), budget=1, shrink=False)
+    assert good.failure is None
+
+    def trivial():
+        pass
+
+    result = replay(trivial, Schedule(choices=(Choice(0), Choice(0), Choice(0))))
+    assert result.failure is not None
+    assert result.failure.kind == "divergence"
+    assert "more choice(s)" in result.failure.message
+
+
+def test_shrinking_reduces_preemptions():
+    """A failure found with many preemptions is shrunk to the minimum (one)."""
+    unshrunk = explore(lost_update, strategy=RandomStrategy(3), budget=500, shrink=False)
+    shrunk = explore(lost_update, strategy=RandomStrategy(3), budget=500)
+    assert unshrunk.failure is not None
+    assert shrunk.failure is not None
+    assert shrunk.failure.preemptions <= unshrunk.failure.preemptions
+    assert shrunk.failure.preemptions == 1
+    assert len(shrunk.failure.trace) <= len(unshrunk.failure.trace)
+    assert shrunk.failure.signature == unshrunk.failure.signature
+    # the shrunk schedule really fails that way
+    again = replay(lost_update, shrunk.failure.schedule)
+    assert again.failure is not None
+    assert again.failure.signature == shrunk.failure.signature
+
+
+def test_invariant_checked_at_every_switch_point():
+    """An add_invariant violated mid-execution is a failure of kind "invariant"."""
+
+    def scenario():
+        state = {"a": 0, "b": 0}
+
+        def balanced():
+            assert state["a"] == state["b"], state
+
+        lockstep.add_invariant(balanced)
+
+        def move():
+            state["a"] += 1
+            lockstep.checkpoint("half-way")
+            state["b"] += 1
+
+        spawn(move).join()
+
+    failure = explore(scenario, budget=10).failure
+    assert failure is not None
+    assert failure.kind == "invariant"
+    assert failure.invariant.endswith("balanced")
+    assert "violated" in failure.message
+
+
+def test_explore_invariant_argument_and_lock_inside_invariant():
+    """invariant= runs in every execution; lock operations inside it are no-ops."""
+    holder = {}
+
+    def scenario():
+        holder["lock"] = lock = lockstep.Lock()
+        holder["n"] = 0
+
+        def work():
+            with lock:
+                holder["n"] += 1
+
+        spawn(work).join()
+
+    def invariant():
+        if "lock" in holder:
+            with holder["lock"]:
+                assert holder["n"] <= 1
+
+    result = explore(scenario, budget=20, invariant=invariant)
+    assert result.failure is None
+
+
+def test_step_limit():
+    """A spin loop hits the step limit."""
+
+    def scenario():
+        flag = lockstep.Event()
+        while not flag.is_set():
+            pass
+
+    failure = explore(scenario, budget=1, max_steps=50).failure
+    assert failure is not None
+    assert failure.kind == "step_limit"
+    assert "step limit of 50" in failure.message
+
+
+def test_exception_in_spawned_thread_is_a_failure_and_threads_are_torn_down():
+    """An exception in any thread fails the execution; blocked threads are aborted."""
+
+    def scenario():
+        never = lockstep.Event()
+        spawn(never.wait, name="stuck")
+        spawn(lambda: 1 / 0, name="boom")
+        never.wait()
+
+    before = threading.active_count()
+    failure = explore(scenario, budget=5).failure
+    assert failure is not None
+    assert failure.kind == "exception"
+    assert isinstance(failure.exception, ZeroDivisionError)
+    assert failure.thread_name == "boom"
+    assert threading.active_count() == before
+
+
+def test_many_executions_leave_no_threads():
+    """Thousands of executions, some failing, leave no OS threads behind."""
+    before = threading.active_count()
+
+    def scenario():
+        ev = lockstep.Event()
+        t = spawn(ev.wait)
+        lockstep.checkpoint("x")
+        ev.set()
+        t.join()
+
+    result = explore(scenario, budget=300)
+    assert result.executions == 300
+    assert threading.active_count() == before
+
+
+def test_pct_reports_its_bound():
+    """PCT's result carries 1/(n*k^(d-1)) for the observed n and k."""
+    result = explore(lost_update, strategy=PCTStrategy(seed=0, depth=2), budget=1, shrink=False)
+    n = result.max_threads
+    k = result.max_steps_seen
+    assert result.pct_bound == pytest.approx(1 / (n * k))
+
+
+def test_replay_strategy_is_one_execution():
+    """ReplayStrategy says "no more" after one execution."""
+    failure = explore(lost_update, budget=500).failure
+    assert failure is not None
+    result = explore(lost_update, strategy=ReplayStrategy(failure.schedule), budget=10)
+    assert result.executions == 1
+    assert result.failure is not None
+
+
+def test_argument_validation():
+    """Bad arguments raise precise errors before anything runs."""
+    with pytest.raises(lockstep.InvalidArgumentType, match="scenario must be"):
+        explore(42)  # type: ignore[arg-type]
+    with pytest.raises(lockstep.InvalidArgument, match="budget must be >= 1"):
+        explore(lost_update, budget=0)
+    with pytest.raises(lockstep.InvalidArgument, match="granularity"):
+        explore(lost_update, granularity="bytecode")
+    with pytest.raises(lockstep.InvalidArgumentType, match="strategy must implement"):
+        explore(lost_update, strategy=object())  # type: ignore[arg-type]
+    with pytest.raises(lockstep.NotInRunError):
+        lockstep.add_invariant(lambda: None)
+    with pytest.raises(lockstep.InvalidArgumentType, match="label must be a str"):
+        lockstep.checkpoint(3)  # type: ignore[arg-type]
+
+
+def test_line_granularity_finds_unsynchronised_race():
+    """granularity="line" adds switch points inside the chosen module's lines."""
+    import samples.racy_module as racy
+
+    def scenario():
+        counter = racy.Counter()
+        threads = [spawn(counter.increment) for _ in range(2)]
+        for t in threads:
+            t.join()
+        assert counter.value == 2
+
+    op = explore(scenario, budget=200, shrink=False)
+    assert op.failure is None  # no switch point inside increment at op granularity
+    line = explore(scenario, budget=200, granularity="line", line_modules=[racy])
+    assert line.failure is not None
+    assert line.failure.schedule.granularity == "line"
+    again = replay(scenario, line.failure.schedule, line_modules=[racy])
+    assert again.failure is not None
+    assert again.schedule.choices == line.failure.schedule.choices
