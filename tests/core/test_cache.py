@@ -416,3 +416,18 @@ def test_clear_goes_least_recent_first(registry: FakeRegistry) -> None:
     order = [str(error) for error in caught.value.exceptions]
     assert order == ["b", "c", "a"]
     assert cache.lru_order() == ["b", "c", "a"]
+
+
+def test_occupancy_is_exact_between_registration_and_lru_insert(registry: FakeRegistry) -> None:
+    """Just before the LRU insert, the new id counts as registered, not in flight."""
+    seen: list[tuple[list[str], int, list[str]]] = []
+
+    class Observed(WithFixedSizeCache):
+        def _commit_load(self, resolved_id: str, pin: bool) -> None:
+            seen.append((self.keys(), self.in_flight_loads(), self.lru_order()))
+            super()._commit_load(resolved_id, pin)
+
+    cache = Observed(ModelManager(registry), max_size=2)
+    cache.add_model("a")
+    assert seen == [(["a"], 0, [])]
+    assert cache.lru_order() == ["a"]

@@ -252,9 +252,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         return list(self._lru)
 
     def in_flight_loads(self) -> int:
-        """Capacity slots currently held by cold loads in progress (lock-free)."""
+        """Cold loads in progress that hold a capacity slot (lock-free).
+
+        Counts reserved ids that are not registered yet, so ``len(keys()) +
+        in_flight_loads()`` is the cache's occupancy even in the moment between
+        the inner registration and the LRU insert.
+        """
         reserved, lru = list(self._reserved), dict(self._lru)
-        return sum(1 for resolved_id in reserved if resolved_id not in lru)
+        return sum(
+            1
+            for resolved_id in reserved
+            if resolved_id not in lru and resolved_id not in self._manager
+        )
 
     def refresh(self, model_id: str) -> None:
         """Mark ``model_id`` most recently used (what an inference does).
