@@ -1,11 +1,11 @@
 """Bounded real-thread stress: random operations on a small cache, invariants at the end.
 
 Eight threads each run a fixed number of operations (add, remove, lease,
-acquire, refresh, warm hits) drawn from their own seeded random source,
-against ``WithFixedSizeCache(ModelManager(...), max_size=3)`` over six ids,
-with constructor and ``clear_cache`` failures injected by the same seeded
-sources. The schedule is whatever the OS picks, so the assertions are ones
-that hold on every schedule of correct code: nothing unexpected is raised,
+acquire, refresh, pin/unpin, warm hits) drawn from their own seeded random
+source, against ``WithFixedSizeCache(ModelManager(...), max_size=3)`` over
+six ids, with constructor and ``clear_cache`` failures and memory pressure
+injected by the same seeded sources. The schedule is whatever the OS picks,
+so the assertions are ones that hold on every schedule of correct code: nothing unexpected is raised,
 no lease holder ever sees a torn-down model, no two constructors of one id
 overlap, and at quiescence I1, I4, I9 and I10 hold. The fakes check I13 as
 it happens (``clear_cache`` while a lease body runs is recorded).
@@ -40,6 +40,22 @@ IDS = tuple(f"m{index}" for index in range(6))
 MAX_SIZE = 3
 LOAD_FAILURE_RATE = 0.08
 CLEAR_FAILURE_RATE = 0.08
+MEMORY_PRESSURE_RATE = 0.05
+MEMORY_FREE_THRESHOLD = 0.5
+
+
+class _RandomPressure:
+    """A memory probe reporting pressure now and then, drawn from the caller's source."""
+
+    def __init__(self, draw: Callable[[], float]) -> None:
+        self._draw = draw
+        self.release_calls = 0
+
+    def free_fraction(self) -> float | None:
+        return 0.1 if self._draw() < MEMORY_PRESSURE_RATE else 0.9
+
+    def release_cache(self) -> None:
+        self.release_calls += 1
 
 
 class _Stress:
@@ -51,10 +67,13 @@ class _Stress:
         self.local = threading.local()
         self.registry.fail_load = lambda model_id: self._draw() < LOAD_FAILURE_RATE
         self.registry.fail_clear = lambda model_id: self._draw() < CLEAR_FAILURE_RATE
+        self.probe = _RandomPressure(self._draw)
         self.stack = WithFixedSizeCache(
             ModelManager(self.registry, lock_timeout=GATE_TIMEOUT),
             max_size=MAX_SIZE,
             queue_lock_timeout=GATE_TIMEOUT,
+            memory_probe=self.probe,
+            memory_free_threshold=MEMORY_FREE_THRESHOLD,
         )
         self.outcomes: Counter[str] = Counter()
         self._outcomes_lock = threading.Lock()
@@ -81,6 +100,12 @@ class _Stress:
             finally:
                 model.exit_use()
 
+    def _toggle_pin(self, model_id: str) -> None:
+        if model_id in self.stack.pinned():
+            self.stack.unpin_model(model_id)
+        else:
+            self.stack.pin_model(model_id)
+
     def worker(self, index: int) -> Callable[[], None]:
         def run() -> None:
             rng = random.Random(f"{self.seed}-{index}")
@@ -92,6 +117,7 @@ class _Stress:
                 ("lease", lambda model_id: self._use(model_id, acquire=False)),
                 ("acquire", lambda model_id: self._use(model_id, acquire=True)),
                 ("refresh", self.stack.refresh),
+                ("pin", self._toggle_pin),
             ]
             self.start.wait()
             for _ in range(OPERATIONS):
@@ -146,6 +172,7 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     assert stress.outcomes["add: injected failure"] > 0, stress.outcomes
     assert stress.outcomes["remove: injected failure"] > 0, stress.outcomes
     assert stress.outcomes["lease: ok"] > 0, stress.outcomes
+    assert stack.statistics().evictions_memory > 0
 
     # I2: never two constructors of one id at once.
     assert max(ghost.max_live_constructors.values()) == 1, ghost.max_live_constructors
@@ -160,8 +187,11 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     # I11 at quiescence: over capacity only by admissions counted as overflow.
     assert len(stack) <= MAX_SIZE + statistics.pinned_overflow
 
-    # I9 after clear(): every model ever constructed was cleared exactly once.
+    # I9 after clear(): every model ever constructed was cleared exactly once
+    # (pins are configuration: they survive clear() and do not prevent it).
+    pins = stack.pinned()
     stack.clear()
+    assert stack.pinned() == pins
     assert stack.keys() == []
     assert stack.lru_order() == []
     for model in ghost.constructed():
