@@ -5,10 +5,11 @@ acquire, refresh, pin/unpin, warm hits) drawn from their own seeded random
 source, against ``WithFixedSizeCache(ModelManager(...), max_size=3)`` over
 six ids, with constructor and ``clear_cache`` failures and memory pressure
 injected by the same seeded sources. The schedule is whatever the OS picks,
-so the assertions are ones that hold on every schedule of correct code: nothing unexpected is raised,
-no lease holder ever sees a torn-down model, no two constructors of one id
-overlap, and at quiescence I1, I4, I9 and I10 hold. The fakes check I13 as
-it happens (``clear_cache`` while a lease body runs is recorded).
+so the assertions are ones that hold on every schedule of correct code:
+nothing unexpected is raised, no lease holder ever sees a torn-down model, no
+two constructors of one id overlap, and at quiescence I1, I4, I9 and I10
+hold. The fakes check I13 as it happens (``clear_cache`` while a lease body
+runs is recorded).
 """
 
 from __future__ import annotations
