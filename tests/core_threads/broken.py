@@ -22,6 +22,7 @@ from modelmanager import LockTimeout, Model, ModelManager, WithFixedSizeCache
 from modelmanager.lifecycle import LifecycleTable
 
 from .helpers import GATE_TIMEOUT, FakeRegistry
+from .scenarios import build_pressure_cache
 
 __all__ = ["BROKEN_CASES", "BrokenCase"]
 
@@ -392,6 +393,12 @@ BROKEN_CASES: tuple[BrokenCase, ...] = (
         "B15",
         # A short queue timeout so the blocked refresh gives up quickly.
         lambda r: LockHeldAcrossEviction(_plain(r), max_size=2, queue_lock_timeout=0.5),
+        "waited on the LRU lock",
+    ),
+    BrokenCase(
+        "B15-refresh-during-memory-eviction",
+        "B15",
+        lambda r: build_pressure_cache(r, cls=LockHeldAcrossEviction, queue_lock_timeout=0.5),
         "waited on the LRU lock",
     ),
     BrokenCase(

@@ -38,9 +38,11 @@ from .helpers import (
 
 __all__ = [
     "SCENARIOS",
+    "PressureOnce",
     "Scenario",
     "build_cache",
     "build_manager",
+    "build_pressure_cache",
     "parked",
     "reservations",
 ]
@@ -356,6 +358,83 @@ def refresh_is_not_blocked_by_slow_eviction(registry: FakeRegistry, stack: Stack
     quiescent(stack, registry.ghost)
 
 
+class PressureOnce:
+    """A memory probe that reports pressure on the measurements after :meth:`arm`.
+
+    ``arm(n)`` makes the next ``n`` measurements report 10% free; every other
+    measurement reports 90% free. ``release_cache`` calls are counted.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pressured = 0
+        self.release_calls = 0
+
+    def arm(self, measurements: int = 1) -> None:
+        with self._lock:
+            self._pressured = measurements
+
+    def free_fraction(self) -> float | None:
+        with self._lock:
+            if self._pressured:
+                self._pressured -= 1
+                return 0.1
+        return 0.9
+
+    def release_cache(self) -> None:
+        with self._lock:
+            self.release_calls += 1
+
+
+def build_pressure_cache(
+    registry: FakeRegistry,
+    *,
+    cls: type[WithFixedSizeCache] = WithFixedSizeCache,
+    queue_lock_timeout: float = GATE_TIMEOUT,
+) -> WithFixedSizeCache:
+    """A cache of 3 with a :class:`PressureOnce` probe and a 50% free threshold."""
+    return cls(
+        ModelManager(registry, lock_timeout=GATE_TIMEOUT),
+        max_size=3,
+        memory_probe=PressureOnce(),
+        memory_free_threshold=0.5,
+        queue_lock_timeout=queue_lock_timeout,
+    )
+
+
+def refresh_is_not_blocked_by_memory_eviction(registry: FakeRegistry, stack: Stack) -> None:
+    """B15 on the memory path: T1's add of C finds memory pressure and evicts A, B.
+
+    While A's clear_cache is blocked, inference-path calls on B (a victim
+    whose unload has not started) complete: the LRU lock is not held across
+    unloads, ``gc.collect`` or the probe's cache release (I14).
+    """
+    stack.add_model("A")
+    stack.add_model("B")
+    clear_gate = registry.gate("memory eviction inside clear_cache(A)")
+    registry.script_clear("A", Step(gate=clear_gate))
+    stack.memory_probe.arm(1)
+    adder = start("T1", lambda: stack.add_model("C"))
+    clear_gate.wait_entered()
+    try:
+        stack.refresh("B")
+        with stack.lease("B"):
+            pass
+        order = stack.lru_order()
+    except TimeoutError as error:
+        raise AssertionError(
+            f"an inference-path call waited on the LRU lock during clear_cache: {error}"
+        ) from error
+    assert order == ["A", "B"], f"victims keep their places until unloaded: {order}"
+    clear_gate.open()
+    adder.finish()
+    assert stack.keys() == ["C"]
+    assert stack.statistics().evictions_memory == 2
+    assert stack.memory_probe.release_calls == 1
+    lru_matches_registry(stack)
+    quiescent(stack, registry.ghost)
+
+
 # -------------------------------------------------------------------- B17
 
 
@@ -467,6 +546,10 @@ SCENARIOS: dict[str, tuple[Scenario, Callable[[FakeRegistry], Stack]]] = {
         lambda registry: build_cache(registry, max_size=1),
     ),
     "B15-refresh-during-eviction": (refresh_is_not_blocked_by_slow_eviction, build_cache),
+    "B15-refresh-during-memory-eviction": (
+        refresh_is_not_blocked_by_memory_eviction,
+        build_pressure_cache,
+    ),
     "B17-remove-waits-for-lease": (remove_waits_for_lease, build_cache),
     "B17-eviction-skips-leased": (
         eviction_skips_leased_model,
