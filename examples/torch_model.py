@@ -178,10 +178,6 @@ class TorchModel:
             raise RuntimeError(f"model {self.model_id!r} was unloaded (clear_cache ran)")
         return module
 
-    @property
-    def in_features(self) -> int:
-        return self.module.in_features
-
     def infer(self, x: torch.Tensor) -> torch.Tensor:
         """Run the MLP on a ``(batch, in_features)`` tensor without autograd."""
         module = self.module
