@@ -431,3 +431,51 @@ def test_occupancy_is_exact_between_registration_and_lru_insert(registry: FakeRe
     cache.add_model("a")
     assert seen == [(["a"], 0, [])]
     assert cache.lru_order() == ["a"]
+
+
+class _UseBeforeEvicting(WithFixedSizeCache):
+    """Simulates another thread using a victim between its choice and its unload."""
+
+    use: str = "refresh"
+    to_use: set[str]
+    used: list[str]
+
+    def _evict_one(self, victim: str) -> bool:
+        if victim in self.to_use:
+            self.to_use.discard(victim)
+            self.used.append(victim)
+            if self.use == "refresh":
+                self.refresh(victim)
+            else:
+                self.add_model(victim)
+        return super()._evict_one(victim)
+
+
+@pytest.mark.parametrize("use", ["refresh", "warm add"])
+def test_use_of_a_chosen_victim_rescues_it(registry: FakeRegistry, use: str) -> None:
+    """A victim used after it was chosen is skipped; the next least-recent goes (I15)."""
+    cache = _UseBeforeEvicting(ModelManager(registry), max_size=2)
+    cache.use, cache.to_use, cache.used = use, {"a"}, []
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("c")
+    # As if the use came first: [a, b] -> use a -> [b, a] -> add c evicts b.
+    assert cache.used == ["a"]
+    assert cache.lru_order() == ["a", "c"]
+    assert cache.statistics().evictions_capacity == 1
+    assert_quiescent(cache)
+
+
+def test_memory_round_replaces_rescued_victims(registry: FakeRegistry) -> None:
+    """A rescued victim does not use the round's budget: three others still go."""
+    probe = ScriptedMemoryProbe([None] * 5 + [0.0, 0.9])
+    cache = _UseBeforeEvicting(
+        ModelManager(registry), max_size=10, memory_probe=probe, memory_free_threshold=0.5
+    )
+    cache.to_use, cache.used = {"a"}, []
+    for model_id in "abcde":
+        cache.add_model(model_id)
+    cache.add_model("n")
+    assert cache.lru_order() == ["e", "a", "n"]
+    assert cache.statistics().evictions_memory == 3
+    assert probe.release_calls == 1

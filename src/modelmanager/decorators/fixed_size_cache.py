@@ -11,10 +11,12 @@ State (all guarded by one LRU lock, never held across a constructor,
 * ``_reserved``: capacity slots of in-flight cold loads (id -> number of adds
   sharing that slot). Registered plus in-flight never exceed ``max_size``
   unless everything registered is pinned or leased (I11, B14).
-* ``_evicting``: ids chosen as victims whose unload is in progress; they keep
-  their LRU position until the unload succeeded, so a failed eviction needs no
-  repositioning (I6, B9) and a failed remove never touches the LRU (I5, B5,
-  B6).
+* ``_evicting``: ids chosen as victims but not yet committed to; ``_unloading``:
+  victims being unloaded now. Both keep their LRU position until the unload
+  succeeded, so a failed eviction needs no repositioning (I6, B9) and a failed
+  remove never touches the LRU (I5, B5, B6). A use (warm hit, ``refresh``)
+  of a chosen-but-uncommitted victim *rescues* it: the eviction then skips it
+  and chooses again, exactly as if the use had come first (I15).
 * ``_pins``: configuration, keyed by resolved id; allowed before a load,
   survives remove and clear (I12).
 
@@ -32,13 +34,18 @@ Internal extension points (one step each, for known-bug variants to override):
   registered, refresh the LRU (and pin) and record a hit through the inner add.
 * ``_load(request)`` — the inner ``add_model`` (under the id's lifecycle).
 * ``_admit(resolved_id)`` — memory eviction, then reserve a capacity slot.
-* ``_evict_for_memory(resolved_id, deadline)`` — rounds of up to 3 evictions.
+* ``_evict_for_memory(resolved_id, deadline)`` — measure, evict a round,
+  ``gc.collect()`` + ``release_cache()``, re-measure;
+  ``_evict_memory_round(resolved_id, deadline) -> int`` — one round of up to 3.
 * ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — under the
   LRU lock: reserve a slot (returns []) or choose capacity victims.
 * ``_select_capacity_victims_locked(need, leased, exclude) -> list[str]`` and
-  ``_select_memory_victims_locked(limit, leased, exclude) -> list[str]``.
+  ``_select_memory_victims_locked(limit, leased, exclude) -> list[str]``, both
+  filtering with ``_evictable_locked(candidate, leased, exclude) -> bool``.
+* ``_use_locked(resolved_id)`` — what a warm hit or ``refresh`` does to the LRU.
 * ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` — unload
-  outside the LRU lock, each under the victim's lifecycle.
+  outside the LRU lock, each under the victim's lifecycle; a victim that was
+  removed, used, pinned or leased since it was chosen is skipped (False).
 * ``_rollback_eviction(victims)`` — a failed eviction: unmark, positions kept.
 * ``_commit_load(resolved_id, pin)`` — LRU insert after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or warm load.
@@ -139,6 +146,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._lru: OrderedDict[str, None] = OrderedDict()
         self._reserved: dict[str, int] = {}
         self._evicting: set[str] = set()
+        self._unloading: set[str] = set()
         self._pins: set[str] = set()
 
     # ------------------------------------------------------------ settings
@@ -272,8 +280,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         check_model_id(model_id)
         with self._lru_guard():
-            if model_id in self._lru:
-                self._lru.move_to_end(model_id)
+            self._use_locked(model_id)
 
     def __repr__(self) -> str:
         lru, pins, in_flight = self.lru_order(), sorted(self.pinned()), self.in_flight_loads()
@@ -323,8 +330,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         if resolved_id not in self._manager:
             return False
         with self._lru_guard():
-            if resolved_id in self._lru:
-                self._lru.move_to_end(resolved_id)
+            self._use_locked(resolved_id)
             if request.pin:
                 self._pins.add(resolved_id)
         # Registered and we hold its lifecycle: the inner add is a recorded hit.
@@ -363,7 +369,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             victims = self._select_capacity_victims_locked(need, leased, resolved_id)
             if victims:
                 return victims
-            if self._in_flight_locked() or self._evicting:
+            if self._in_flight_locked() or self._evicting or self._unloading:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._lru_changed.wait(remaining):
                     self._counters.increment("lock_timeouts")
@@ -406,6 +412,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             and candidate not in self._pins
             and candidate not in leased
             and candidate not in self._evicting
+            and candidate not in self._unloading
         )
 
     def _evict_for_memory(self, resolved_id: str, deadline: float) -> None:
@@ -413,22 +420,29 @@ class WithFixedSizeCache(ModelManagerDecorator):
             fraction = self._measure_free_fraction()
             if fraction is None or fraction >= self._memory_free_threshold:
                 return
-            leased = frozenset(self._manager.lease_counts())
-            with self._lru_guard(deadline):
-                victims = self._select_memory_victims_locked(
-                    MEMORY_EVICTIONS_PER_ROUND, leased, resolved_id
-                )
-                self._evicting.update(victims)
-            if not victims:
+            if self._evict_memory_round(resolved_id, deadline) == 0:
                 logger.warning(
                     "memory pressure (free fraction %.3f < %.3f) but no model is evictable",
                     fraction,
                     self._memory_free_threshold,
                 )
                 return
-            if self._evict(victims, "evictions_memory") == 0:
-                return
             self._release_memory()
+
+    def _evict_memory_round(self, resolved_id: str, deadline: float) -> int:
+        """Evict up to MEMORY_EVICTIONS_PER_ROUND models; skipped victims use no budget."""
+        evicted = 0
+        while evicted < MEMORY_EVICTIONS_PER_ROUND:
+            with self._lru_guard(deadline):
+                leased = frozenset(self._manager.lease_counts())
+                victims = self._select_memory_victims_locked(
+                    MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
+                )
+                self._evicting.update(victims)
+            if not victims:
+                break
+            evicted += self._evict(victims, "evictions_memory")
+        return evicted
 
     def _evict(self, victims: list[str], cause: str) -> int:
         """Unload ``victims`` in order, outside the LRU lock; return how many went."""
@@ -452,15 +466,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
     def _evict_one(self, victim: str) -> bool:
         with self._manager.lifecycle(victim):
-            # Re-check under the victim's lifecycle: pins and leases are only
-            # added while holding it, so this answer holds until we are done.
             if victim not in self._manager:
-                # Unloaded behind the cache's back (e.g. on the inner manager):
-                # drop the stale entry so it cannot be chosen again.
+                # Removed since it was chosen (or behind the cache's back, on
+                # the inner manager): drop any stale entry, choose again.
                 self._forget(victim)
                 return False
-            if victim in self._pins or self._manager.lease_counts().get(victim, 0):
-                return False
+            # Re-check under the victim's lifecycle: pins and leases are only
+            # added while holding it, so this answer holds until we are done.
+            with self._lru_changed:
+                if (
+                    victim not in self._evicting  # rescued by a use since chosen
+                    or victim in self._pins
+                    or self._manager.lease_counts().get(victim, 0)
+                ):
+                    return False
+                self._evicting.discard(victim)
+                self._unloading.add(victim)
             self._manager.remove(victim, delete_from_disk=False)
             self._forget(victim)
             return True
@@ -469,6 +490,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         # Victims never left their LRU positions; only the marks go.
         with self._lru_changed:
             self._evicting.difference_update(victims)
+            self._unloading.difference_update(victims)
             self._lru_changed.notify_all()
 
     def _commit_load(self, resolved_id: str, pin: bool) -> None:
@@ -492,6 +514,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._lru_changed:  # unbounded for the same reason as _commit_load
             self._lru.pop(resolved_id, None)
             self._evicting.discard(resolved_id)
+            self._unloading.discard(resolved_id)
             self._lru_changed.notify_all()
 
     def _measure_free_fraction(self) -> float | None:
@@ -509,6 +532,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         except Exception:
             self._counters.increment("memory_probe_errors")
             logger.warning("memory probe release_cache() failed", exc_info=True)
+
+    def _use_locked(self, resolved_id: str) -> None:
+        """A use: move a registered id to the most-recent end; rescue it if chosen."""
+        if resolved_id in self._lru:
+            self._lru.move_to_end(resolved_id)
+            self._evicting.discard(resolved_id)
 
     # ------------------------------------------------------------- helpers
 
