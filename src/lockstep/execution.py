@@ -21,6 +21,7 @@ __all__ = [
     "Scenario",
     "check_scenario",
     "make_options",
+    "module_names",
     "positive_int",
     "replay_command_for",
     "run_execution",
@@ -53,11 +54,24 @@ def scenario_id_of(scenario: object) -> str | None:
     return f"{module}:{qualname}"
 
 
-def replay_command_for(schedule: Schedule) -> str | None:
+def module_names(modules: Iterable[ModuleRef]) -> tuple[str, ...]:
+    """Dotted names of modules given as objects or names."""
+    return tuple(m if isinstance(m, str) else m.__name__ for m in modules)
+
+
+def replay_command_for(
+    schedule: Schedule,
+    *,
+    patch: Iterable[ModuleRef] = (),
+    line_modules: Iterable[ModuleRef] = (),
+) -> str | None:
     """The shell command replaying ``schedule`` (None without a scenario id)."""
     if schedule.scenario_id is None:
         return None
-    return f"lockstep replay '{schedule.to_string()}'"
+    command = f"lockstep replay '{schedule.to_string()}'"
+    command += "".join(f" --patch {name}" for name in module_names(patch))
+    command += "".join(f" --line-module {name}" for name in module_names(line_modules))
+    return command
 
 
 def run_execution(

@@ -117,11 +117,13 @@ def explore(
         )
     if scenario_id is not None and (not isinstance(scenario_id, str) or ":" not in scenario_id):
         raise InvalidArgument(f"scenario_id must look like 'module:qualname', got {scenario_id!r}")
+    patch_modules = tuple(patch)
+    line_list = tuple(line_modules)
     options = make_options(
         invariant=invariant,
         max_steps=max_steps,
         granularity=granularity,
-        line_modules=line_modules,
+        line_modules=line_list,
         stall_timeout=stall_timeout,
     )
     template = Schedule(
@@ -140,7 +142,7 @@ def explore(
     failure: Failure | None = None
     shrink_runs = 0
     progress_display = _Progress(progress, budget)
-    with _patch_context(patch):
+    with _patch_context(patch_modules):
         try:
             for _ in range(budget):
                 strategy.begin_execution()
@@ -167,7 +169,9 @@ def explore(
         if failure is not None and shrink and failure.kind not in ("nondeterminism",):
             failure, shrink_runs = shrink_failure(scenario, failure, options, budget=shrink_budget)
     if failure is not None and failure.replay_command is None:
-        failure = failure.with_replay_command(replay_command_for(failure.schedule))
+        failure = failure.with_replay_command(
+            replay_command_for(failure.schedule, patch=patch_modules, line_modules=line_list)
+        )
     elapsed = _real_time.perf_counter() - start
     bound = getattr(strategy, "probability_bound", None)
     return ExploreResult(
@@ -217,15 +221,17 @@ def replay(
     check_scenario(scenario)
     if not isinstance(schedule, Schedule):
         raise InvalidArgumentType(f"schedule must be a lockstep.Schedule, got {schedule!r}")
+    patch_modules = tuple(patch)
+    line_list = tuple(line_modules)
     options = make_options(
         invariant=invariant,
         max_steps=max_steps if max_steps is not None else max(10_000, len(schedule.choices) + 1),
         granularity=schedule.granularity,
-        line_modules=line_modules,
+        line_modules=line_list,
         stall_timeout=stall_timeout,
     )
     strategy = ReplayStrategy(schedule)
-    with _patch_context(patch):
+    with _patch_context(patch_modules):
         strategy.begin_execution()
         run = run_execution(scenario, strategy, options, attrs.evolve(schedule, choices=()))
     failure = run.failure()
@@ -241,5 +247,7 @@ def replay(
             trace=run.trace(),
         )
     if failure is not None:
-        failure = failure.with_replay_command(replay_command_for(schedule))
+        failure = failure.with_replay_command(
+            replay_command_for(schedule, patch=patch_modules, line_modules=line_list)
+        )
     return ExecutionResult(run.schedule(), run.trace(), failure)

@@ -1,1 +1,184 @@
-"""pytest plugin for lockstep (filled in by the lockstep issue)."""
+"""pytest plugin: ``@pytest.mark.lockstep`` turns a test function into an exploration.
+
+The marked test function (with its fixtures) is the scenario: it runs as thread 0 of
+every execution, so it should build fresh state, spawn threads, join them and assert.
+Fixture values are created once per test, not per execution.
+
+Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``seed``,
+``patch`` (modules or dotted names), ``max_steps``, ``invariant``, ``shrink``,
+``granularity``, ``line_modules``. Command-line options override the marker:
+``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``. A failing
+exploration saves its schedule under ``--lockstep-save-dir`` (default
+``./lockstep-failures``) and the failure message ends with the command that replays it:
+``pytest <nodeid> --lockstep-replay FILE``.
+
+This module is registered as a ``pytest11`` entry point: it must always import cleanly
+and cheaply, so lockstep itself is imported only when a marked test runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_pyfunc_call",
+]
+
+_MARKER_KEYS = frozenset(
+    {
+        "budget",
+        "strategy",
+        "seed",
+        "patch",
+        "max_steps",
+        "invariant",
+        "shrink",
+        "granularity",
+        "line_modules",
+    }
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the --lockstep-* options."""
+    group = parser.getgroup("lockstep", "lockstep deterministic scheduling")
+    group.addoption(
+        "--lockstep-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="executions per @pytest.mark.lockstep test (overrides the marker)",
+    )
+    group.addoption(
+        "--lockstep-seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="seed for random/pct strategies (overrides the marker)",
+    )
+    group.addoption(
+        "--lockstep-strategy",
+        default=None,
+        metavar="NAME",
+        help="strategy name: random, pct, dfs, dpor (overrides the marker)",
+    )
+    group.addoption(
+        "--lockstep-replay",
+        default=None,
+        metavar="FILE",
+        help="replay this saved schedule instead of exploring",
+    )
+    group.addoption(
+        "--lockstep-save-dir",
+        default="lockstep-failures",
+        metavar="DIR",
+        help="where failing schedules are saved (default: %(default)s)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker (the project runs with --strict-markers)."""
+    config.addinivalue_line(
+        "markers",
+        "lockstep(budget=1000, strategy='random', seed=0, patch=(), max_steps=10000, "
+        "invariant=None, shrink=True): run the test as a lockstep scenario under explore()",
+    )
+
+
+def _safe_name(nodeid: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:150] or "test"
+
+
+def _fail(message: str) -> None:
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
+    """Run a lockstep-marked test as an exploration (or a replay); others are untouched."""
+    marker = pyfuncitem.get_closest_marker("lockstep")
+    if marker is None:
+        return None
+    import lockstep  # noqa: PLC0415 - keep the plugin import cheap
+    from lockstep.strategies.registry import make_strategy  # noqa: PLC0415
+
+    if marker.args:
+        _fail(f"@pytest.mark.lockstep takes keyword arguments only, got {marker.args!r}")
+    unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
+    if unknown:
+        _fail(
+            f"@pytest.mark.lockstep: unknown keyword(s) {unknown}; expected {sorted(_MARKER_KEYS)}"
+        )
+    kwargs: dict[str, Any] = dict(marker.kwargs)
+    config = pyfuncitem.config
+    function = pyfuncitem.obj
+    argnames = pyfuncitem._fixtureinfo.argnames
+    funcargs = {name: pyfuncitem.funcargs[name] for name in argnames}
+
+    def scenario() -> None:
+        function(**funcargs)
+
+    nodeid = pyfuncitem.nodeid
+    patch = tuple(kwargs.get("patch", ()))
+    common: dict[str, Any] = {"patch": patch, "invariant": kwargs.get("invariant")}
+    line_modules = tuple(kwargs.get("line_modules", ()))
+    replay_file = config.getoption("--lockstep-replay")
+    if replay_file:
+        schedule = lockstep.Schedule.load(replay_file)
+        result = lockstep.replay(scenario, schedule, line_modules=line_modules, **common)
+        if result.failure is not None:
+            reproduced = result.failure.with_replay_command(
+                f"pytest '{nodeid}' --lockstep-replay {replay_file}"
+            )
+            _fail(str(reproduced))
+        return True
+
+    budget = config.getoption("--lockstep-budget") or kwargs.get("budget", 1000)
+    seed_option = config.getoption("--lockstep-seed")
+    seed = seed_option if seed_option is not None else kwargs.get("seed", 0)
+    strategy: Any = config.getoption("--lockstep-strategy") or kwargs.get("strategy", "random")
+    if isinstance(strategy, str):
+        strategy = make_strategy(strategy, seed=seed)
+    result_explore = lockstep.explore(
+        scenario,
+        strategy=strategy,
+        budget=budget,
+        max_steps=kwargs.get("max_steps", 10_000),
+        scenario_id=f"pytest:{nodeid}",
+        shrink=kwargs.get("shrink", True),
+        granularity=kwargs.get("granularity", "op"),
+        line_modules=line_modules,
+        progress=False,
+        **common,
+    )
+    failure = result_explore.failure
+    if failure is None:
+        return True
+    save_dir = Path(config.getoption("--lockstep-save-dir"))
+    stem = f"{_safe_name(nodeid)}-{failure.kind}"
+    path = _save_unique(failure.schedule, save_dir, stem)
+    failure = failure.with_replay_command(f"pytest '{nodeid}' --lockstep-replay {path}")
+    _fail(
+        f"{failure}\n\nSchedule saved to {path} "
+        f"({result_explore.executions} executions, {result_explore.summary()})"
+    )
+    return True
+
+
+def _save_unique(schedule: Any, directory: Path, stem: str) -> Path:
+    for n in range(1, 10_000):
+        path = directory / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+        if path.exists():
+            continue
+        try:
+            saved: Path = schedule.save(path)
+        except FileExistsError:
+            continue
+        return saved
+    raise RuntimeError(f"too many saved schedules named {stem!r} in {directory}")

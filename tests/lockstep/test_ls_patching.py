@@ -31,9 +31,14 @@ def test_patched_swaps_module_and_imported_names_and_restores():
 
 def test_patched_restores_on_exception_and_accepts_dotted_names():
     """Names are restored when the body raises; modules may be given by name."""
-    with pytest.raises(KeyError), patched("samples.counter_module"):
-        assert cm.threading is lockstep.threading
-        raise KeyError("boom")
+
+    def body():
+        with patched("samples.counter_module"):
+            assert cm.threading is lockstep.threading
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError):
+        body()
     assert cm.threading is threading
     assert cm.Lock is threading.Lock
 
@@ -75,14 +80,11 @@ def test_patched_finds_the_race_only_in_the_unlocked_module_code():
 def test_patched_refuses_stdlib_and_lockstep_modules():
     """Patching threading itself (or lockstep) is refused with a clear message."""
     with pytest.raises(lockstep.InvalidArgument, match="refusing to patch 'threading'"):
-        with patched(threading):
-            pass
+        patched(threading).__enter__()
     with pytest.raises(lockstep.InvalidArgument, match="cannot import module"):
-        with patched("no_such_module_for_lockstep"):
-            pass
+        patched("no_such_module_for_lockstep").__enter__()
     with pytest.raises(lockstep.InvalidArgumentType):
-        with patched(42):  # type: ignore[arg-type]
-            pass
+        patched(42).__enter__()  # type: ignore[arg-type]
 
 
 def test_facades_fall_back_to_the_real_modules():

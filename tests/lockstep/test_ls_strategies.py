@@ -84,9 +84,7 @@ def test_dfs_bound_grows_the_space_monotonically():
 
 def test_determinism_check_passes_deterministic_scenarios():
     """A deterministic scenario passes; each schedule runs twice."""
-    result = explore(
-        _two_by_two(set()), strategy=DeterminismCheck(RandomStrategy(0)), budget=20
-    )
+    result = explore(_two_by_two(set()), strategy=DeterminismCheck(RandomStrategy(0)), budget=20)
     assert result.failure is None
     assert result.executions == 20
 

@@ -1,0 +1,31 @@
+"""Scenarios the CLI tests import by "module:qualname"."""
+
+import lockstep
+
+
+def lost_update() -> None:
+    box = [0]
+
+    def inc() -> None:
+        value = box[0]
+        lockstep.checkpoint("read", resource="box")
+        box[0] = value + 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: {box[0]}"
+
+
+def correct() -> None:
+    lock = lockstep.Lock()
+    box = [0]
+
+    def inc() -> None:
+        with lock:
+            box[0] += 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2

@@ -1,0 +1,181 @@
+"""The lockstep command line: explore, replay, show, check, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+import attrs
+
+from lockstep import Choice, Schedule, cli
+from lockstep.suites import LoadedSuite, SuiteOptions
+
+HERE = pathlib.Path(__file__).parent
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = cli.main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def _explore_failure(tmp_path) -> pathlib.Path:
+    code, text = run_cli(
+        "explore",
+        "samples.cli_scenarios:lost_update",
+        "--budget",
+        "300",
+        "--save-dir",
+        str(tmp_path),
+    )
+    assert code == cli.EXIT_FAILURE
+    saved = sorted(tmp_path.glob("*.json"))
+    assert len(saved) == 1
+    assert f"lockstep replay {saved[0]}" in text
+    assert "lost update: 1" in text
+    return saved[0]
+
+
+def test_explore_saves_and_replay_reproduces(tmp_path):
+    """explore saves the failing schedule; replay FILE reproduces it (exit 1)."""
+    path = _explore_failure(tmp_path)
+    code, text = run_cli("replay", str(path))
+    assert code == cli.EXIT_FAILURE
+    assert "lost update: 1" in text
+    assert "Replay it with" in text
+
+
+def test_replay_compact_string_and_passing_schedule(tmp_path):
+    """replay accepts an ls1: string; a passing execution exits 0."""
+    path = _explore_failure(tmp_path)
+    failing = Schedule.load(path)
+    code, _ = run_cli("replay", failing.to_string())
+    assert code == cli.EXIT_FAILURE
+    passing = failing.with_choices(())
+    passing_code, text = run_cli(
+        "explore", "samples.cli_scenarios:correct", "--budget", "5", "--save-dir", str(tmp_path)
+    )
+    assert passing_code == cli.EXIT_OK
+    assert "no failure" in text
+    # Replaying the correct scenario under the failing schedule diverges or passes; an
+    # empty schedule diverges at step 0.
+    code, text = run_cli("replay", passing.to_string())
+    assert code == cli.EXIT_FAILURE
+    assert "step 0: the schedule ended after 0 choices" in text
+
+
+def test_show_prints_metadata_and_swimlanes(tmp_path):
+    """show FILE prints the schedule's provenance and the replayed swimlanes."""
+    path = _explore_failure(tmp_path)
+    code, text = run_cli("show", str(path))
+    assert code == cli.EXIT_OK
+    assert "scenario:  samples.cli_scenarios:lost_update" in text
+    assert "0:main" in text
+    assert "outcome: exception" in text
+
+
+def test_show_html_writes_a_timeline(tmp_path):
+    """show --html OUT renders the rows with lockstep.html."""
+    path = _explore_failure(tmp_path)
+    out = tmp_path / "timeline.html"
+    code, text = run_cli("show", str(path), "--html", str(out))
+    assert code == cli.EXIT_OK, text
+    assert out.exists()
+    assert "<" in out.read_text()
+
+
+def test_bad_inputs_exit_3(tmp_path, capsys):
+    """Unreadable, malformed, future-version schedules and bad scenarios exit 3."""
+    assert run_cli("replay", str(tmp_path / "missing.json"))[0] == cli.EXIT_INPUT
+    future = tmp_path / "future.json"
+    data = Schedule(choices=(Choice(0),), scenario_id="x:y").to_dict()
+    data["format_version"] = 7
+    future.write_text(json.dumps(data))
+    assert run_cli("replay", str(future))[0] == cli.EXIT_INPUT
+    assert "format_version 7 is not supported" in capsys.readouterr().err
+    no_module = Schedule(choices=(), scenario_id="no_such_mod_xyz:f").save(tmp_path / "n.json")
+    assert run_cli("replay", str(no_module))[0] == cli.EXIT_INPUT
+    assert "cannot import module 'no_such_mod_xyz'" in capsys.readouterr().err
+    pytest_owned = Schedule(choices=(), scenario_id="pytest:t.py::test_x").save(tmp_path / "p.json")
+    assert run_cli("replay", str(pytest_owned))[0] == cli.EXIT_INPUT
+    assert "--lockstep-replay" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2():
+    """Unknown commands and bad option values are usage errors."""
+    assert run_cli("frobnicate")[0] == cli.EXIT_USAGE
+    assert run_cli("explore", "samples.cli_scenarios:correct", "--budget", "0")[0] == 2
+    assert run_cli("explore", "samples.cli_scenarios:correct", "--strategy", "nope")[0] == 2
+
+
+@attrs.define
+class _RecordingSuite:
+    code: int
+    seen: list = attrs.field(factory=list)
+
+    def run(self, options: SuiteOptions) -> int:
+        self.seen.append(options)
+        return self.code
+
+
+def test_check_runs_registered_suites(monkeypatch, tmp_path):
+    """check passes the options to every suite and returns the worst exit code."""
+    good, bad = _RecordingSuite(0), _RecordingSuite(1)
+    monkeypatch.setattr(
+        cli,
+        "discover_suites",
+        lambda: [LoadedSuite("a", "m:A", good, None), LoadedSuite("b", "m:B", bad, None)],
+    )
+    code, text = run_cli(
+        "check",
+        "--budget",
+        "7",
+        "--seed",
+        "3",
+        "--strategy",
+        "pct",
+        "--jobs",
+        "2",
+        "--output-dir",
+        str(tmp_path),
+        "--target",
+        "pkg:factory",
+    )
+    assert code == 1
+    assert "== suite a ==" in text
+    assert good.seen == [
+        SuiteOptions(
+            budget=7, seed=3, strategy="pct", jobs=2, output_dir=tmp_path, target="pkg:factory"
+        )
+    ]
+
+
+def test_check_without_suites(monkeypatch, capsys):
+    """No loadable suite: "no suites registered"; a broken one is reported, exit 3."""
+    monkeypatch.setattr(cli, "discover_suites", list)
+    assert run_cli("check") == (0, "no suites registered\n")
+    monkeypatch.setattr(
+        cli, "discover_suites", lambda: [LoadedSuite("x", "m:X", None, "ImportError: nope")]
+    )
+    code, text = run_cli("check")
+    assert code == cli.EXIT_INPUT
+    assert "no suites registered" in text
+    assert "cannot load suite x (m:X): ImportError: nope" in capsys.readouterr().err
+
+
+def test_module_entry_point_help_documents_exit_codes():
+    """`python -m lockstep.cli --help` works in a fresh process and lists exit codes."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockstep.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=HERE,
+    )
+    assert proc.returncode == 0
+    assert "exit codes:" in proc.stdout
+    assert "could not load the input" in proc.stdout

@@ -1,0 +1,106 @@
+"""The pytest plugin: the lockstep marker, saved failures, --lockstep-replay."""
+
+from __future__ import annotations
+
+import pytest
+
+TEST_FILE = """
+import pytest
+import lockstep
+
+
+@pytest.mark.lockstep(budget=300)
+def test_lost_update():
+    box = [0]
+
+    def inc():
+        value = box[0]
+        lockstep.checkpoint("read", resource="box")
+        box[0] = value + 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: {box[0]}"
+
+
+@pytest.mark.lockstep(budget=50, strategy="dfs")
+def test_correct(tmp_path):
+    lock = lockstep.Lock()
+    box = [0]
+
+    def inc():
+        with lock:
+            box[0] += 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2
+    assert tmp_path.exists()
+"""
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makepyfile(test_sample=TEST_FILE)
+    return pytester
+
+
+def test_marker_explores_saves_and_prints_the_replay_command(project):
+    """A failing exploration fails the test, saves its schedule and says how to replay."""
+    result = project.runpytest("--strict-markers", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    saved = list((project.path / "lockstep-failures").glob("*.json"))
+    assert len(saved) == 1
+    text = result.stdout.str()
+    assert "lost update: 1" in text
+    assert "--lockstep-replay" in text
+    assert saved[0].name in text
+
+
+def test_replay_option_reproduces_the_failure(project):
+    """--lockstep-replay FILE runs the saved schedule and fails the same way."""
+    project.runpytest("-p", "no:cacheprovider")
+    saved = next((project.path / "lockstep-failures").glob("*.json"))
+    result = project.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "test_sample.py::test_lost_update",
+        "--lockstep-replay",
+        str(saved),
+    )
+    result.assert_outcomes(failed=1)
+    assert "lost update: 1" in result.stdout.str()
+
+
+def test_options_override_the_marker(project):
+    """--lockstep-budget 1 with a fixed seed can miss the bug; the marker budget finds it."""
+    result = project.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--lockstep-strategy",
+        "dfs",
+        "--lockstep-budget",
+        "1",
+        "--lockstep-save-dir",
+        str(project.path / "elsewhere"),
+    )
+    result.assert_outcomes(passed=2)
+    assert not (project.path / "elsewhere").exists()
+
+
+def test_bad_marker_arguments_are_reported(pytester):
+    """Unknown marker keywords fail the test with a clear message."""
+    pytester.makepyfile(
+        test_bad="""
+import pytest
+
+@pytest.mark.lockstep(budgett=3)
+def test_x():
+    pass
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert "unknown keyword(s) ['budgett']" in result.stdout.str()
