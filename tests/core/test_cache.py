@@ -479,3 +479,39 @@ def test_memory_round_replaces_rescued_victims(registry: FakeRegistry) -> None:
     assert cache.lru_order() == ["e", "a", "n"]
     assert cache.statistics().evictions_memory == 3
     assert probe.release_calls == 1
+
+
+def test_remove_never_reports_failure_after_the_unload(registry: FakeRegistry) -> None:
+    """Bookkeeping after a successful unload waits for the LRU lock instead of timing out (B16)."""
+    reached = threading.Event()
+
+    class Signalling(WithFixedSizeCache):
+        def _forget(self, resolved_id: str) -> None:
+            reached.set()
+            super()._forget(resolved_id)
+
+    cache = Signalling(ModelManager(registry), queue_lock_timeout=0)
+    cache.add_model("a")
+    assert cache._lru_lock.acquire(timeout=30)  # stands in for a short LRU critical section
+    try:
+        remover, outcome = run_in_thread(cache.remove, "a")
+        assert reached.wait(30)
+        assert registry.constructed[0].cleared
+    finally:
+        cache._lru_lock.release()
+    join(remover)
+    assert "error" not in outcome
+    assert cache.lru_order() == []
+    assert_quiescent(cache)
+
+
+def test_keyboard_interrupt_in_clear_cache_changes_nothing(registry: FakeRegistry) -> None:
+    """A BaseException from clear_cache: model still loaded, LRU order kept, table empty."""
+    cache = make_cache(registry)
+    for model_id in "abc":
+        cache.add_model(model_id)
+    registry.clear_errors["b"] = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        cache.remove("b")
+    assert cache.lru_order() == ["a", "b", "c"]
+    assert_quiescent(cache)
