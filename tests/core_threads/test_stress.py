@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from modelmanager import ModelManager, ModelNotFound, WithFixedSizeCache
+from modelmanager import LockTimeout, ModelManager, ModelNotFound, WithFixedSizeCache
 
 from .helpers import (
     GATE_TIMEOUT,
@@ -62,17 +62,19 @@ class _RandomPressure:
 class _Stress:
     """Shared state of one stress run: the stack, the fakes and the per-thread sources."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, timeout: float = GATE_TIMEOUT) -> None:
         self.seed = seed
+        # With a tiny timeout, LockTimeout is an expected outcome of any call.
+        self.timeouts_expected = timeout < GATE_TIMEOUT
         self.registry = FakeRegistry()
         self.local = threading.local()
         self.registry.fail_load = lambda model_id: self._draw() < LOAD_FAILURE_RATE
         self.registry.fail_clear = lambda model_id: self._draw() < CLEAR_FAILURE_RATE
         self.probe = _RandomPressure(self._draw)
         self.stack = WithFixedSizeCache(
-            ModelManager(self.registry, lock_timeout=GATE_TIMEOUT),
+            ModelManager(self.registry, lock_timeout=timeout),
             max_size=MAX_SIZE,
-            queue_lock_timeout=GATE_TIMEOUT,
+            queue_lock_timeout=timeout,
             memory_probe=self.probe,
             memory_free_threshold=MEMORY_FREE_THRESHOLD,
         )
@@ -128,6 +130,10 @@ class _Stress:
                     operation(model_id)
                 except ScriptedFailure:
                     self._count(f"{name}: injected failure")
+                except LockTimeout:
+                    if not self.timeouts_expected:
+                        raise
+                    self._count(f"{name}: timed out")
                 except ModelNotFound:
                     if name != "lease":
                         raise
@@ -153,11 +159,7 @@ def frequent_switches() -> Iterator[None]:
         sys.setswitchinterval(previous)
 
 
-@pytest.mark.usefixtures("frequent_switches")
-@pytest.mark.parametrize("seed", [1, 2])
-def test_random_operations_keep_invariants(seed: int) -> None:
-    """Eight threads x 300 random operations with injected failures; invariants hold."""
-    stress = _Stress(seed)
+def _run(stress: _Stress) -> None:
     workers = [Worker(f"W{index}", stress.worker(index)) for index in range(THREADS)]
     for worker in workers:
         worker.start()
@@ -168,12 +170,6 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     print(f"outcomes: {dict(sorted(stress.outcomes.items()))}")
     print(f"statistics: {stack.statistics()}")
     assert sum(stress.outcomes.values()) == THREADS * OPERATIONS
-    # The run exercised what it claims to (true for these seeds; a change of
-    # operation mix that stops injecting failures should be noticed).
-    assert stress.outcomes["add: injected failure"] > 0, stress.outcomes
-    assert stress.outcomes["remove: injected failure"] > 0, stress.outcomes
-    assert stress.outcomes["lease: ok"] > 0, stress.outcomes
-    assert stack.statistics().evictions_memory > 0
 
     # I2: never two constructors of one id at once.
     assert max(ghost.max_live_constructors.values()) == 1, ghost.max_live_constructors
@@ -184,7 +180,8 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     statistics = stack.statistics()
     assert statistics.loads == len(ghost.constructed())
     assert statistics.loads - statistics.removals == len(stack)
-    assert statistics.lock_timeouts == 0
+    if not stress.timeouts_expected:
+        assert statistics.lock_timeouts == 0
     # I11 at quiescence: over capacity only by admissions counted as overflow.
     assert len(stack) <= MAX_SIZE + statistics.pinned_overflow
 
@@ -198,3 +195,27 @@ def test_random_operations_keep_invariants(seed: int) -> None:
     for model in ghost.constructed():
         assert model.successful_clears == 1, f"{model!r} cleared {model.successful_clears} times"
     quiescent(stack, ghost)
+
+
+@pytest.mark.usefixtures("frequent_switches")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_operations_keep_invariants(seed: int) -> None:
+    """Eight threads x 300 random operations with injected failures; invariants hold."""
+    stress = _Stress(seed)
+    _run(stress)
+    # The run exercised what it claims to (true for these seeds; a change of
+    # operation mix that stops injecting failures should be noticed).
+    assert stress.outcomes["add: injected failure"] > 0, stress.outcomes
+    assert stress.outcomes["remove: injected failure"] > 0, stress.outcomes
+    assert stress.outcomes["lease: ok"] > 0, stress.outcomes
+    assert stress.stack.statistics().evictions_memory > 0
+
+
+@pytest.mark.usefixtures("frequent_switches")
+def test_timed_out_operations_leave_nothing_behind() -> None:
+    """The same mix with 0.5 ms lock timeouts: whatever times out leaves no residue (I10).
+
+    How many calls time out depends on the schedule (possibly none); the
+    invariants checked at quiescence hold either way.
+    """
+    _run(_Stress(seed=3, timeout=0.0005))
