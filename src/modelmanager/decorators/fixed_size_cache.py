@@ -1,7 +1,9 @@
 """WithFixedSizeCache: a bounded LRU of loaded models, with pins and memory pressure.
 
-State (all guarded by one LRU lock, never held across a constructor,
-``clear_cache``, ``gc.collect`` or a per-id lock wait — B15):
+State (written only under one LRU lock, which is never held across a
+constructor, ``clear_cache``, ``gc.collect`` or a per-id lock wait — B15;
+introspection — ``lru_order``, ``pinned``, ``in_flight_loads`` — reads
+atomic copies without the lock, so it never blocks):
 
 * ``_lru``: OrderedDict of registered resolved ids, least recent first (O(1)
   move/pop). An id enters only after its load succeeded and leaves only after
@@ -27,6 +29,13 @@ waiting (bounded by ``queue_lock_timeout``) for in-flight loads, (3) takes the
 id's lifecycle again, re-checks for a hit, loads through the inner layer and
 inserts the id at the most-recent end. Holding no lifecycle while evicting
 means no two adds can each hold one id's lock while waiting for the other's.
+
+Waits before any change (warm-hit refresh, admission, pins, ``refresh``) are
+bounded by ``queue_lock_timeout`` and raise :class:`LockTimeout` with nothing
+changed. Bookkeeping *after* a successful load or unload (``_commit_load``,
+``_forget``) and rollbacks take the LRU lock without a bound: the mutation has
+already happened, so a timeout there could only report a success as a failure
+(B16), and the lock is only ever held for short non-blocking steps.
 
 Internal extension points (one step each, for known-bug variants to override):
 
@@ -234,7 +243,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
         return self._manager.statistics() + self._counters.snapshot()
 
     def pin_model(self, model_id: str) -> None:
-        """Pin ``model_id`` (a resolved id, loaded or not): it is never evicted."""
+        """Pin ``model_id`` (a resolved id, loaded or not): it is never evicted.
+
+        Takes the id's lifecycle, so it waits (bounded by the manager's
+        ``lock_timeout``) for an add or remove of that id in progress.
+        """
         check_model_id(model_id)
         # Under the id's lifecycle so a pin cannot slip between an eviction's
         # final check and its unload.
