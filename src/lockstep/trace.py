@@ -134,12 +134,13 @@ class Trace:
             for step in self.steps
         ]
 
-    def swimlanes(self, *, width: int = 34, limit: int | None = 400) -> str:
+    def swimlanes(self, *, width: int | None = None, limit: int | None = 400) -> str:
         """Text swimlanes: one column per thread, one row per step.
 
         Each cell is the operation and its file:line; preemptions are marked with ``!``
         before the step number. At most ``limit`` steps are shown (the last ones) so a
-        failure message stays readable.
+        failure message stays readable. ``width`` fixes the column width (default: fit the
+        longest cell, at most 56 characters).
         """
         names = self.thread_names or tuple(
             f"T{i}" for i in range(1 + max((s.thread for s in self.steps), default=0))
@@ -150,17 +151,18 @@ class Trace:
         if limit is not None and len(steps) > limit:
             skipped = len(steps) - limit
             steps = steps[-limit:]
+        cells_text = {step.index: _cell(step) for step in steps}
+        if width is None:
+            longest = max([len(h) for h in headers] + [len(c) for c in cells_text.values()])
+            width = min(longest, 56)
         lines = ["  step | " + " | ".join(_fit(h, width) for h in headers)]
         lines.append("-" * len(lines[0]))
         if skipped:
             lines.append(f"  ... {skipped} earlier steps omitted ...")
         for step in steps:
             cells = [" " * width] * len(names)
-            text = step.describe()
-            where = _short_location(step.op.location)
-            cell = f"{text} @{where}" if where else text
             if step.thread < len(cells):
-                cells[step.thread] = _fit(cell, width)
+                cells[step.thread] = _fit(cells_text[step.index], width)
             mark = "!" if step.preemption else " "
             lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells))
         lines.append("(! = preemption: the previous thread could have continued)")
@@ -168,6 +170,12 @@ class Trace:
 
     def __str__(self) -> str:
         return self.swimlanes()
+
+
+def _cell(step: StepRecord) -> str:
+    text = step.describe()
+    where = _short_location(step.op.location)
+    return f"{text} @{where}" if where else text
 
 
 def _short_location(location: str) -> str:

@@ -1,0 +1,125 @@
+"""The public namespace and the rendering of traces."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import lockstep
+from lockstep import Choice, Schedule, explore, replay, spawn
+
+DOCUMENTED = {
+    "checkpoint",
+    "spawn",
+    "Thread",
+    "Lock",
+    "RLock",
+    "Condition",
+    "Event",
+    "Semaphore",
+    "BoundedSemaphore",
+    "Queue",
+    "patched",
+    "explore",
+    "replay",
+    "add_invariant",
+    "Schedule",
+    "Choice",
+    "Failure",
+    "ExploreResult",
+    "ExecutionResult",
+    "LockstepError",
+    "SchedulingError",
+    "RandomStrategy",
+    "PCTStrategy",
+    "DFSStrategy",
+    "ReplayStrategy",
+    "Strategy",
+    "StepContext",
+}
+
+
+def test_all_is_sorted_and_has_the_documented_names():
+    """__all__ is sorted (ruff's isort-style order), complete, and every name resolves."""
+
+    def isort_key(name: str) -> tuple[int, str]:
+        kind = 0 if name.isupper() else 1 if name[0].isupper() else 2
+        return (kind, name)
+
+    assert lockstep.__all__ == sorted(lockstep.__all__, key=isort_key)
+    assert set(lockstep.__all__) >= DOCUMENTED
+    for name in lockstep.__all__:
+        assert getattr(lockstep, name) is not None
+
+
+def test_import_is_free_of_hypothesis():
+    """`import lockstep` does not import hypothesis (nor pytest)."""
+    code = "import sys, lockstep; print('hypothesis' in sys.modules, 'pytest' in sys.modules)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.split() == ["False", "False"]
+
+
+def _two_threads():
+    def worker(tag):
+        lockstep.checkpoint(f"work-{tag}", resource="r")
+
+    a = spawn(worker, "a", name="alpha")
+    b = spawn(worker, "b", name="beta")
+    a.join()
+    b.join()
+
+
+def test_swimlanes_one_column_per_thread_with_preemptions_marked():
+    """Each step sits in its thread's column with its op and file:line; ! marks preemptions."""
+    # main starts both threads, then alpha starts and beta preempts it.
+    choices = [Choice(0), Choice(0), Choice(0), Choice(1), Choice(2), Choice(2), Choice(2)]
+    choices += [Choice(1), Choice(1), Choice(0), Choice(0), Choice(0)]
+    result = replay(_two_threads, Schedule(choices=tuple(choices)))
+    assert result.failure is None, result.failure
+    text = result.trace.swimlanes()
+    lines = text.splitlines()
+    header = lines[0]
+    assert "0:main" in header
+    assert "1:alpha" in header
+    assert "2:beta" in header
+    step4 = next(line for line in lines if line.lstrip("! ").startswith("4 |"))
+    assert step4.startswith("!")
+    assert "start beta" in step4
+    assert step4.index("start beta") > header.index("2:beta") - 5
+    assert any("checkpoint work-b @test_ls_public.py:" in line for line in lines)
+    rows = result.trace.to_rows()
+    assert rows[4]["preemption"] is True
+    assert rows[4]["thread_name"] == "beta"
+    assert rows[5]["kind"] == "checkpoint"
+    assert rows[5]["resource"] == "r"
+    assert rows[5]["location"].endswith(f"test_ls_public.py:{_line('lockstep.checkpoint(f')}")
+    assert result.trace.preemptions == 1
+
+
+def _line(fragment: str) -> int:
+    import pathlib
+
+    source = pathlib.Path(__file__).read_text().splitlines()
+    return next(i for i, text in enumerate(source, 1) if fragment in text)
+
+
+def test_stalled_execution_is_reported_and_cleaned_up():
+    """A thread stuck on a *real* lock is reported as a stall, not a hang."""
+    real = threading.Lock()
+    real.acquire()
+
+    def scenario():
+        t = spawn(real.acquire)  # blocks the OS thread: lockstep cannot schedule around it
+        t.join()
+
+    try:
+        failure = explore(scenario, budget=1, stall_timeout=0.3, shrink=False).failure
+    finally:
+        real.release()  # lets the stuck worker reach a switch point and unwind
+    assert failure is not None
+    assert failure.kind == "deadlock"
+    assert "stalled" in failure.message
+    assert "uncontrolled code" in failure.message
