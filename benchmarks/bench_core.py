@@ -52,6 +52,7 @@ class Row:
     core_ns: float
     baseline: str
     baseline_ns: float
+    stack: str = "cache"
 
     @property
     def ratio(self) -> float:
@@ -63,6 +64,7 @@ class Settings:
     repeat: int
     number: int
     max_sizes: tuple[int, ...]
+    layers: bool = False
 
 
 class _TrivialModel:
@@ -142,7 +144,7 @@ def _time_per_op(loop: Callable[[Sequence[str]], None], ids: Sequence[str], s: S
 def _core_loops(cache: Any) -> dict[str, Callable[[Sequence[str]], None]]:
     add_model = cache.add_model
     lease = cache.lease
-    refresh = cache.refresh
+    refresh = getattr(cache, "refresh", None)
 
     def add_loop(ids: Sequence[str]) -> None:
         for model_id in ids:
@@ -157,7 +159,10 @@ def _core_loops(cache: Any) -> dict[str, Callable[[Sequence[str]], None]]:
         for model_id in ids:
             refresh(model_id)
 
-    return {"add_model (warm)": add_loop, "lease enter+exit": lease_loop, "refresh": refresh_loop}
+    loops = {"add_model (warm)": add_loop, "lease enter+exit": lease_loop}
+    if refresh is not None:
+        loops["refresh"] = refresh_loop
+    return loops
 
 
 def _baseline_loops(ids: Sequence[str]) -> dict[str, Callable[[Sequence[str]], None]]:
@@ -190,46 +195,58 @@ _BASELINE_OF = {
 
 
 def measure(settings: Settings) -> list[Row]:
-    """Build one filled cache per ``max_size`` and measure every operation."""
+    """Build one filled cache per ``max_size`` and measure every operation.
+
+    With ``settings.layers`` a bare ``ModelManager`` holding the same models
+    is measured too (``stack`` "manager"), to show which layer costs what.
+    """
     rows: list[Row] = []
     for max_size in settings.max_sizes:
         ids = [f"model-{index}" for index in range(max_size)]
-        cache = WithFixedSizeCache(ModelManager(_TrivialRegistry()), max_size=max_size)
-        for model_id in ids:
-            cache.add_model(model_id)
+        stacks: dict[str, Any] = {
+            "cache": WithFixedSizeCache(ModelManager(_TrivialRegistry()), max_size=max_size)
+        }
+        if settings.layers:
+            stacks["manager"] = ModelManager(_TrivialRegistry())
+        for stack in stacks.values():
+            for model_id in ids:
+                stack.add_model(model_id)
         visit = list(ids)
         random.Random(max_size).shuffle(visit)
         baselines = {
             name: _time_per_op(loop, visit, settings) for name, loop in _baseline_loops(ids).items()
         }
-        for operation, loop in _core_loops(cache).items():
-            baseline = _BASELINE_OF[operation]
-            rows.append(
-                Row(
-                    operation=operation,
-                    max_size=max_size,
-                    core_ns=_time_per_op(loop, visit, settings),
-                    baseline=baseline,
-                    baseline_ns=baselines[baseline],
+        for stack_name, stack in stacks.items():
+            for operation, loop in _core_loops(stack).items():
+                baseline = _BASELINE_OF[operation]
+                rows.append(
+                    Row(
+                        operation=operation,
+                        max_size=max_size,
+                        core_ns=_time_per_op(loop, visit, settings),
+                        baseline=baseline,
+                        baseline_ns=baselines[baseline],
+                        stack=stack_name,
+                    )
                 )
-            )
-        cache.clear()
+            stack.clear()
     return rows
 
 
 def format_table(rows: Sequence[Row]) -> str:
     """A compact fixed-width table, one line per (operation, max_size)."""
     header = (
-        f"{'operation':<18} {'max_size':>8} {'core ns/op':>10} "
+        f"{'operation':<18} {'stack':<7} {'max_size':>8} {'core ns/op':>10} "
         f"{'baseline':<22} {'base ns/op':>10} {'ratio':>6}"
     )
     lines = [header, "-" * len(header)]
-    for row in sorted(rows, key=lambda r: (list(_BASELINE_OF).index(r.operation), r.max_size)):
+    order = list(_BASELINE_OF)
+    for row in sorted(rows, key=lambda r: (order.index(r.operation), r.stack, r.max_size)):
         lines.append(
-            f"{row.operation:<18} {row.max_size:>8} {row.core_ns:>10.0f} "
+            f"{row.operation:<18} {row.stack:<7} {row.max_size:>8} {row.core_ns:>10.0f} "
             f"{row.baseline:<22} {row.baseline_ns:>10.0f} {row.ratio:>5.2f}x"
         )
-    worst = max(rows, key=lambda r: r.ratio)
+    worst = max((row for row in rows if row.stack == "cache"), key=lambda r: r.ratio)
     lines.append(
         f"worst ratio {worst.ratio:.2f}x ({worst.operation}, max_size {worst.max_size}); "
         f"target <= {TARGET_RATIO:.0f}x, flat in max_size"
@@ -244,13 +261,16 @@ def _parse(argv: Sequence[str] | None) -> Settings:
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (noisy numbers)")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs per cell (median)")
     parser.add_argument("--number", type=int, default=None, help="operations per timed run")
+    parser.add_argument(
+        "--layers", action="store_true", help="also measure a bare ModelManager (per-layer cost)"
+    )
     args = parser.parse_args(argv)
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 7)
     number = args.number if args.number is not None else (200 if args.quick else 50_000)
     if repeat < 1 or number < 1:
         parser.error(f"--repeat and --number must be >= 1 (got {repeat} and {number})")
     max_sizes = (8, 100) if args.quick else MAX_SIZES
-    return Settings(repeat=repeat, number=number, max_sizes=max_sizes)
+    return Settings(repeat=repeat, number=number, max_sizes=max_sizes, layers=args.layers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

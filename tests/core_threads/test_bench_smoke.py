@@ -21,6 +21,7 @@ def test_quick_run_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0].startswith("bench_core: python ")
     assert lines[1].split() == [
         "operation",
+        "stack",
         "max_size",
         "core",
         "ns/op",
@@ -34,6 +35,7 @@ def test_quick_run_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(rows) == len(operations) * 2  # --quick measures max_size 8 and 100
     for row in rows:
         assert row.startswith(operations)
+        assert " cache " in row
         assert float(row.split()[-1].rstrip("x")) > 0
     assert lines[-1].startswith("worst ratio ")
 
@@ -47,6 +49,20 @@ def test_measure_returns_one_row_per_cell() -> None:
         "refresh",
     ]
     assert all(row.max_size == 3 and row.core_ns > 0 and row.baseline_ns > 0 for row in rows)
+
+
+def test_layers_adds_bare_manager_rows() -> None:
+    """--layers measures a bare ModelManager too (add and lease; it has no refresh)."""
+    settings = bench_core.Settings(repeat=1, number=20, max_sizes=(3,), layers=True)
+    rows = bench_core.measure(settings)
+    assert sorted((row.stack, row.operation) for row in rows) == [
+        ("cache", "add_model (warm)"),
+        ("cache", "lease enter+exit"),
+        ("cache", "refresh"),
+        ("manager", "add_model (warm)"),
+        ("manager", "lease enter+exit"),
+    ]
+    assert "manager" in bench_core.format_table(rows)
 
 
 def test_bad_settings_are_rejected(capsys: pytest.CaptureFixture[str]) -> None:
