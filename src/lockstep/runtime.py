@@ -223,6 +223,7 @@ class Run:
         self._ids: dict[str, int] = {}
         self._thread_names = 0
         self.last: LogicalThread | None = None
+        self._names_cache: tuple[str, ...] = ()
 
     # -- ids and names ---------------------------------------------------------------
 
@@ -241,7 +242,10 @@ class Run:
 
     @property
     def thread_names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.threads)
+        """Names of the threads created so far, by index."""
+        if len(self._names_cache) != len(self.threads):
+            self._names_cache = tuple(t.name for t in self.threads)
+        return self._names_cache
 
     # -- thread lifecycle ------------------------------------------------------------
 
@@ -422,7 +426,7 @@ class Run:
 
     def _decide(self, current: LogicalThread | None) -> LogicalThread | None:
         """Pick the next thread (None: the execution is over or failed)."""
-        if self.failure_info is not None or self.aborting:
+        if self.failure_info is not None or self.aborting or self.internal_error is not None:
             return None
         if self.invariants and current is not None and not self._check_invariants(current):
             return None
@@ -473,11 +477,17 @@ class Run:
             kind: Any = exc.kind
             self.fail(kind, str(exc), exception=exc)
             return None
+        except Exception as exc:
+            # A bug in the strategy, not in the program under test: end the execution
+            # and re-raise it from explore()/replay() instead of blaming a thread.
+            self.internal_error = exc
+            return None
         if choice not in choices:
-            raise LockstepError(
+            self.internal_error = LockstepError(
                 f"strategy {type(self.strategy).__name__} returned {choice!r}, "
                 f"which is not one of the choices {choices!r}"
             )
+            return None
         chosen = self.threads[choice.thread]
         if choice.kind == "timeout":
             assert chosen.deadline is not None

@@ -168,3 +168,17 @@ def test_strategy_returning_a_foreign_choice_is_an_error():
 
     with pytest.raises(lockstep.LockstepError, match="not one of the choices"):
         explore(lambda: None, strategy=Bad(()), budget=1)
+
+    class LateBad(PrefixStrategy):
+        def choose(self, choices, step):
+            if step.step < 2:
+                return super().choose(choices, step)
+            raise KeyError("strategy bug")
+
+    def scenario():
+        for _ in range(3):
+            lockstep.checkpoint("x")
+
+    # raised inside a logical thread, still reported as the strategy's error
+    with pytest.raises(KeyError, match="strategy bug"):
+        explore(scenario, strategy=LateBad(()), budget=1)
