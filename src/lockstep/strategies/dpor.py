@@ -1,0 +1,531 @@
+"""Dynamic partial-order reduction: one execution per Mazurkiewicz trace, not per interleaving.
+
+Two executions that only differ in the order of *independent* steps (steps
+of different threads on different resources) reach the same states; it is
+enough to run one of them.  This strategy explores the scenario's executions
+systematically (stateless: every execution reruns the scenario from the
+start and replays a prefix of choices) and adds alternatives only where the
+last execution contained a *race*: two dependent steps of different threads
+that could have happened in the other order.
+
+The algorithm is Flanagan & Godefroid's DPOR (POPL 2005) refined with the
+source sets and sleep sets of Abdulla, Aronis, Jonsson & Sagonas (POPL 2014):
+
+* after each execution, for every step ``e_j`` of thread ``p``, the last
+  earlier step ``e_i`` of another thread that is dependent with it, is not
+  already ordered before ``p``'s previous step by happens-before, and is
+  co-enabled with it, is a race;
+* the reversal is the sequence ``v`` of the steps after ``e_i`` that do not
+  happen after it, followed by ``e_j``; a thread whose first step in ``v``
+  has no predecessor in ``v`` (an *initial*) is added at ``e_i``'s state
+  unless one already is (source sets);
+* sleep sets: once the subtree of a choice is explored, the choice sleeps in
+  its siblings' subtrees until a dependent step wakes it.  No two complete
+  executions explored are equivalent; the price of not implementing wakeup
+  trees is that an execution can become *sleep-set blocked* (every enabled
+  choice asleep).  The runtime cannot abandon an execution, so a blocked one
+  is run to its end with default choices, ignored for race analysis, and
+  counted in :attr:`DporStrategy.blocked_executions`.
+
+Dependency (what counts as a conflict):
+
+* operations on the same primitive (same resource key: ``Lock#2``), and
+  checkpoints with the same ``resource``; ``resource=None`` conflicts with
+  nothing, except that line-granularity steps (kind ``"line"``) all conflict
+  with each other, since unsynchronised lines may touch any memory;
+* a thread's start, end and the joins on it share the thread's key
+  (``Thread#n``), and a thread's first step happens after the step of its
+  parent that created it;
+* a fired timeout conflicts with the operations on the primitive it waited
+  on and with every other fired timeout and sleep (they all move the one
+  virtual clock);
+* ``Condition`` operations also conflict with the underlying lock when the
+  runtime reports it (``OpDescriptor.resource`` may be a tuple of keys; each
+  element is a key).
+
+What it gives up: invariants run at every switch point, but DPOR only
+visits the global states of one linearization per trace.  A violation that
+is visible only in an intermediate state of a different order of
+independent steps can be missed; assertions made by the threads themselves
+(after a dependent operation) cannot.  With ``preemption_bound`` the search
+is a heuristic like loom's: races whose reversal needs more preemptions are
+dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import attrs
+
+from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
+from lockstep.schedule import Choice
+from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord
+
+__all__ = ["DporStrategy"]
+
+_CLOCK: tuple[str] = ("clock",)
+_LINE: tuple[str] = ("line",)
+
+
+def _event_keys(op: OpDescriptor, choice_kind: str) -> frozenset[Hashable]:
+    """The dependency keys of one step: two steps conflict when their keys meet."""
+    keys: set[Hashable] = set()
+    resource = op.resource
+    if (
+        isinstance(resource, tuple)
+        and resource
+        and all(isinstance(r, PrimitiveId) for r in resource)
+    ):
+        keys.update(("res", r) for r in resource)
+    elif resource is not None:
+        keys.add(("res", resource))
+    if choice_kind == "timeout" or "sleep" in op.kind:
+        keys.add(_CLOCK)
+    if op.kind == "line":
+        keys.add(_LINE)
+    return frozenset(keys)
+
+
+@attrs.frozen(slots=True)
+class _Event:
+    """A step as DPOR sees it: who, which choice, what operation, which keys."""
+
+    thread: int
+    choice: Choice
+    op: OpDescriptor
+    keys: frozenset[Hashable]
+
+    @classmethod
+    def of(cls, choice: Choice, op: OpDescriptor) -> _Event:
+        return cls(choice.thread, choice, op, _event_keys(op, choice.kind))
+
+    def conflicts(self, other: _Event) -> bool:
+        return self.thread == other.thread or not self.keys.isdisjoint(other.keys)
+
+
+@attrs.define(slots=True)
+class _Node:
+    """The state before one step of the current execution, as an exploration node."""
+
+    choices: tuple[Choice, ...]
+    events: dict[Choice, _Event]
+    current: int | None
+    enabled: frozenset[int]
+    preemptions: int  # preemptions in the prefix before this node
+    sleep: dict[Choice, _Event]
+    chosen: Choice
+    backtrack: set[Choice] = attrs.field(factory=set)
+    done: set[Choice] = attrs.field(factory=set)
+
+    def is_preemption(self, choice: Choice) -> bool:
+        return (
+            self.current is not None
+            and self.current in self.enabled
+            and choice.thread != self.current
+        )
+
+    def asleep(self, choice: Choice) -> bool:
+        sleeping = self.sleep.get(choice)
+        return sleeping is not None and sleeping == self.events.get(choice)
+
+
+class DporStrategy:
+    """Exhaustive exploration with DPOR (source sets + sleep sets); see the module docstring.
+
+    ``preemption_bound`` (None = unbounded) limits preemptions per execution.
+    ``end_execution`` returns False once every trace has been explored; then
+    :attr:`exhausted` is True.  Counters: :attr:`executions` (all),
+    :attr:`complete_executions` (one per distinct trace explored) and
+    :attr:`blocked_executions` (sleep-set blocked or cut by the bound:
+    redundant work).  Not thread-safe (the runtime never calls it concurrently);
+    one instance explores one scenario once.
+
+    Raises :class:`~lockstep.errors.NondeterminismDetected` from ``choose``
+    when replaying a prefix meets different choices than recorded (the
+    scenario is not a pure function of its schedule).
+    """
+
+    name = "dpor"
+    seed: int | None = None
+
+    def __init__(self, *, preemption_bound: int | None = None) -> None:
+        if preemption_bound is not None:
+            if isinstance(preemption_bound, bool) or not isinstance(preemption_bound, int):
+                raise InvalidArgumentType(
+                    f"DporStrategy: preemption_bound must be an int or None "
+                    f"(got {preemption_bound!r})"
+                )
+            if preemption_bound < 0:
+                raise InvalidArgument(
+                    f"DporStrategy: preemption_bound must be >= 0 (got {preemption_bound!r})"
+                )
+        self.preemption_bound = preemption_bound
+        self.executions = 0
+        self.complete_executions = 0
+        self.blocked_executions = 0
+        self.exhausted = False
+        self._stack: list[_Node] = []
+        self._position = 0
+        self._blocked_at: int | None = None
+        # Acquire sites (kind, resource, location) seen blocked: True with a timeout
+        # choice, False without (see _not_reversible).
+        self._timed_sites: dict[tuple[str, Hashable | None, str], bool] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"<DporStrategy executions={self.executions} complete={self.complete_executions} "
+            f"blocked={self.blocked_executions} exhausted={self.exhausted} "
+            f"preemption_bound={self.preemption_bound}>"
+        )
+
+    # -- the protocol ------------------------------------------------------------------
+
+    def begin_execution(self) -> None:
+        """Start replaying the prefix chosen by the last backtrack."""
+        self._position = 0
+        self._blocked_at = None
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        """Replay the prefix, then extend it: awake, within the bound, fewest preemptions."""
+        i = self._position
+        self._position += 1
+        for t, op in step.pending.items():
+            if t not in step.enabled and op.kind in _ACQUIRES:
+                site = (op.kind, op.resource, op.location)
+                self._timed_sites[site] = self._timed_sites.get(site, False) or (t in step.timeouts)
+        if self._blocked_at is not None:
+            return self._default(choices, step)
+        events = {c: _Event.of(c, step.pending[c.thread]) for c in choices}
+        if i < len(self._stack):
+            node = self._stack[i]
+            if node.events != events:
+                raise NondeterminismDetected(
+                    f"DPOR replay of a recorded prefix met different choices at step {i}: "
+                    f"recorded {sorted(map(str, node.choices))}, now "
+                    f"{sorted(map(str, choices))}; the scenario is not a pure function of "
+                    "its schedule (hidden randomness, real time, unpatched threads?)"
+                )
+            return node.chosen
+        parent = self._stack[-1] if self._stack else None
+        sleep = self._child_sleep(parent) if parent is not None else {}
+        node = _Node(
+            choices=tuple(choices),
+            events=events,
+            current=step.current,
+            enabled=step.enabled,
+            preemptions=0
+            if parent is None
+            else parent.preemptions + parent.is_preemption(parent.chosen),
+            sleep=sleep,
+            chosen=choices[0],
+        )
+        candidates = [c for c in choices if not node.asleep(c) and self._within_bound(node, c)]
+        if not candidates:
+            self._blocked_at = i
+            return self._default(choices, step)
+        pick = self._prefer(node, candidates)
+        node.chosen = pick
+        node.backtrack.add(pick)
+        node.done.add(pick)
+        self._stack.append(node)
+        return pick
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        """Analyse the races of the execution, then move to the next unexplored choice."""
+        self.executions += 1
+        if self._blocked_at is not None:
+            self.blocked_executions += 1
+            length = self._blocked_at
+        else:
+            self.complete_executions += 1
+            length = len(self._stack)
+        self._analyse(outcome, min(length, len(outcome.steps), len(self._stack)))
+        while self._stack:
+            node = self._stack[-1]
+            todo = [
+                c
+                for c in node.backtrack - node.done
+                if not node.asleep(c) and self._within_bound(node, c)
+            ]
+            if todo:
+                pick = self._prefer(node, todo)
+                node.chosen = pick
+                node.done.add(pick)
+                return True
+            self._stack.pop()
+        self.exhausted = True
+        return False
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _within_bound(self, node: _Node, choice: Choice) -> bool:
+        bound = self.preemption_bound
+        return bound is None or node.preemptions + node.is_preemption(choice) <= bound
+
+    @staticmethod
+    def _prefer(node: _Node, candidates: Sequence[Choice]) -> Choice:
+        # Fewest preemptions first, then the lowest thread: short, readable schedules.
+        return min(candidates, key=lambda c: (node.is_preemption(c), c.thread, c.kind))
+
+    @staticmethod
+    def _default(choices: Sequence[Choice], step: StepContext) -> Choice:
+        for c in choices:
+            if c.thread == step.current and c.kind == "run":
+                return c
+        return choices[0]
+
+    @staticmethod
+    def _child_sleep(parent: _Node) -> dict[Choice, _Event]:
+        chosen = parent.events[parent.chosen]
+        sleep: dict[Choice, _Event] = {}
+        for choice, event in parent.sleep.items():
+            if not event.conflicts(chosen):
+                sleep[choice] = event
+        for choice in parent.done:
+            if choice != parent.chosen:
+                event = parent.events[choice]
+                if not event.conflicts(chosen):
+                    sleep[choice] = event
+        return sleep
+
+    def _analyse(self, outcome: ExecutionOutcome, length: int) -> None:
+        """Find the races among the first ``length`` steps; add backtrack points."""
+        steps = outcome.steps[:length]
+        events = _trace_events(steps)
+        threads = [e.thread for e in events]
+        # Happens-before as vector clocks (dict thread -> local count).
+        local: list[int] = []  # 1-based position of each event in its thread
+        clocks: list[dict[int, int]] = []
+        before: list[dict[int, int]] = []  # the thread's clock just before each event
+        thread_clock: dict[int, dict[int, int]] = {}
+        thread_count: dict[int, int] = {}
+        key_last: dict[Hashable, int] = {}
+        key_events: dict[Hashable, list[int]] = {}
+        seen: set[int] = set()
+        creator: dict[int, int] = {}
+        for j, step in enumerate(steps):
+            for t, _ in step.pending:
+                if t not in seen:
+                    seen.add(t)
+                    if j > 0:
+                        creator[t] = j - 1
+        for j, event in enumerate(events):
+            p = event.thread
+            pre = dict(thread_clock.get(p, {}))
+            if p not in thread_count and p in creator:
+                _join(pre, clocks[creator[p]])
+            before.append(pre)
+            vc = dict(pre)
+            for key in event.keys:
+                last = key_last.get(key)
+                if last is not None:
+                    _join(vc, clocks[last])
+                key_last[key] = j
+                key_events.setdefault(key, []).append(j)
+            count = thread_count.get(p, 0) + 1
+            thread_count[p] = count
+            vc[p] = count
+            local.append(count)
+            clocks.append(vc)
+            thread_clock[p] = vc
+        hb = _HappensBefore(events, clocks, local, creator)
+        # Each key's event list, for a backward scan that stops at the first
+        # event already ordered before the racing thread (every earlier event
+        # on that key is then ordered before it too).
+        positions = {key: {j: n for n, j in enumerate(js)} for key, js in key_events.items()}
+        for j, event in enumerate(events):
+            p = event.thread
+            pre = before[j]
+            # Per key, the last co-enabled step of another thread not already
+            # ordered before p's previous step is the race (Flanagan & Godefroid's
+            # "last dependent transition"); earlier ones are found from the
+            # executions that reverse it.
+            for key in event.keys:
+                js = key_events[key]
+                for n in range(positions[key][j] - 1, -1, -1):
+                    i = js[n]
+                    if pre.get(threads[i], 0) >= local[i]:
+                        break
+                    if threads[i] == p or self._not_reversible(i, j, hb, event):
+                        continue
+                    if self._reverse(i, j, hb):
+                        break
+        # Threads still blocked when the execution ended (a deadlock) never ran their
+        # pending operation; it races like a step after the last one.
+        for target in _final_pending(outcome, length):
+            p = target.thread
+            pre = dict(thread_clock.get(p, {}))
+            if p not in thread_count and p in creator:
+                _join(pre, clocks[creator[p]])
+            for key in target.keys:
+                for i in reversed(key_events.get(key, ())):
+                    if pre.get(threads[i], 0) >= local[i]:
+                        break
+                    if threads[i] == p or self._not_reversible(i, length, hb, target):
+                        continue
+                    if self._reverse(i, length, hb, target):
+                        break
+        self._disabled_alternatives(events, length)
+
+    def _not_reversible(self, i: int, j: int, hb: _HappensBefore, second: _Event) -> bool:
+        """True when ``second`` could not have run before step i (see :func:`_enables`);
+        the caller then goes on scanning earlier steps.
+
+        A blocking acquire cannot overtake the holder's release, but a *timed* one can
+        time out before it, and a non-blocking one can run (and fail) before it.  The
+        runtime does not say which kind an acquire is, so each acquire site (kind,
+        resource, location) is classified by observation: seen blocked with a timeout
+        choice (timed), seen blocked without one (blocking), never seen blocked
+        (unknown: treated as both timed and non-blocking, which is sound and costs at
+        most a redundant execution per site).
+        """
+        first = hb.events[i]
+        if not _enables(first, second):
+            return False
+        if second.op.kind in _ACQUIRES and second.choice.kind == "run":
+            site = (second.op.kind, second.op.resource, second.op.location)
+            known = self._timed_sites.get(site)
+            if known is None or known:
+                timeout = _Event.of(Choice.of(second.thread, "timeout"), second.op)
+                self._reverse(i, j, hb, timeout)
+            if known is None:
+                self._reverse(i, j, hb, second)
+        return True
+
+    def _disabled_alternatives(self, events: Sequence[_Event], length: int) -> None:
+        """Choices that the chosen step disables for good (a timeout that can no longer
+        fire once the lock is released) never execute, so no race names them: add
+        them where they were available and conflicted with the step taken."""
+        upcoming: dict[int, _Event] = {}
+        for k in range(length - 1, -1, -1):
+            node = self._stack[k]
+            chosen = events[k]
+            for choice, event in node.events.items():
+                if choice.thread == chosen.thread or choice in node.backtrack:
+                    continue
+                if upcoming.get(choice.thread) == event or not event.conflicts(chosen):
+                    continue
+                if not node.asleep(choice) and self._within_bound(node, choice):
+                    node.backtrack.add(choice)
+            upcoming[chosen.thread] = chosen
+
+    def _reverse(self, i: int, j: int, hb: _HappensBefore, target: _Event | None = None) -> bool:
+        """Handle the race between step i and step j (or ``target``, a blocked thread's
+        pending operation after the last step j - 1); False when not co-enabled."""
+        node = self._stack[i]
+        events, clocks, creator = hb.events, hb.clocks, hb.creator
+        ti, li = events[i].thread, hb.local[i]
+        # v: the steps after i that do not happen after it, then j.
+        v = [k for k in range(i + 1, j) if clocks[k].get(ti, 0) < li]
+        in_v = set(v)
+        sequence = [events[k] for k in v]
+        sequence.append(events[j] if target is None else target)
+        initials: list[_Event] = []
+        first_seen: set[int] = set()
+        earlier_keys: set[Hashable] = set()
+        for event in sequence:
+            t = event.thread
+            if t not in first_seen:
+                first_seen.add(t)
+                created_in_v = creator.get(t) in in_v
+                if not created_in_v and earlier_keys.isdisjoint(event.keys):
+                    initials.append(event)
+            earlier_keys.update(event.keys)
+        available = [e.choice for e in initials if node.events.get(e.choice) == e]
+        if not available:
+            return False
+        if not node.backtrack.isdisjoint(available):
+            return True
+        fits = [c for c in available if self._within_bound(node, c)]
+        if fits:
+            awake = [c for c in fits if not node.asleep(c)]
+            node.backtrack.add(self._prefer(node, awake or fits))
+        return True
+
+
+@attrs.frozen(slots=True)
+class _HappensBefore:
+    """One execution's steps with their vector clocks (internal to the race analysis)."""
+
+    events: Sequence[_Event]
+    clocks: Sequence[dict[int, int]]
+    local: Sequence[int]  # 1-based position of each step in its thread
+    creator: dict[int, int]  # thread -> index of the step that created it
+
+
+def _final_pending(outcome: ExecutionOutcome, length: int) -> list[_Event]:
+    """The pending operations of the threads that were still blocked at the end.
+
+    Uses ``outcome.final_pending`` when the runtime provides it; otherwise the last
+    step's pending table (every thread but the one that ran it) completed by the
+    deadlock table, whose resource labels are mapped back to keys seen in the trace.
+    """
+    steps = outcome.steps
+    if length == 0 or length != len(steps):
+        return []
+    provided = getattr(outcome, "final_pending", None)
+    if provided is not None:
+        items = provided.items() if hasattr(provided, "items") else provided
+        return [_Event.of(Choice.of(t, "run"), op) for t, op in items]
+    last = steps[-1]
+    pending = {t: op for t, op in last.pending if t != last.thread}
+    failure = outcome.failure
+    if failure is not None and failure.deadlock:
+        known: dict[tuple[str, str], OpDescriptor] = {}
+        for step in steps:
+            for _, op in step.pending:
+                known.setdefault((op.kind, op.label), op)
+        for row in failure.deadlock:
+            if row.thread not in pending:
+                found = known.get((row.operation, row.resource))
+                if found is not None:
+                    pending[row.thread] = found
+    else:
+        # Without a deadlock every remaining thread was runnable or had finished.
+        return []
+    return [_Event.of(Choice.of(t, "run"), op) for t, op in sorted(pending.items())]
+
+
+def _trace_events(steps: Sequence[StepRecord]) -> list[_Event]:
+    """The executed steps as events; a ``Condition.wait`` also conflicts with the lock
+    it releases, learnt from the same thread's later ``Condition.reacquire``."""
+    events = [_Event.of(s.choice, s.op) for s in steps]
+    reacquired: dict[int, Hashable] = {}
+    for k in range(len(events) - 1, -1, -1):
+        event = events[k]
+        if event.op.kind == "Condition.reacquire" and event.op.resource is not None:
+            reacquired[event.thread] = event.op.resource
+        elif event.op.kind == "Condition.wait" and event.thread in reacquired:
+            lock_key = ("res", reacquired.pop(event.thread))
+            events[k] = attrs.evolve(event, keys=event.keys | {lock_key})
+    return events
+
+
+_ACQUIRES = frozenset({"Lock.acquire", "RLock.acquire", "Condition.reacquire"})
+_RELEASES = frozenset({"Lock.release", "RLock.release", "Condition.wait"})
+
+
+def _enables(first: _Event, second: _Event) -> bool:
+    """True when ``second`` could not have run before ``first``: the pair is not a
+    reversible race, and the scan goes on to earlier steps.
+
+    * a join of thread t waits for t's end, after every step of t;
+    * a lock acquired by another thread waits for the holder's release (or the
+      release inside ``Condition.wait``).  This assumes a blocking acquire; a
+      non-blocking ``acquire(blocking=False)`` racing with a release is reached
+      through the race with the holder's acquire instead (checked exhaustively
+      against brute force in the tests).
+    """
+    if second.op.kind == "Thread.join":
+        return second.op.resource == PrimitiveId("Thread", first.thread)
+    return (
+        first.thread != second.thread and first.op.kind in _RELEASES and second.op.kind in _ACQUIRES
+    )
+
+
+def _join(into: dict[int, int], other: dict[int, int]) -> None:
+    for t, n in other.items():
+        if into.get(t, 0) < n:
+            into[t] = n
