@@ -19,6 +19,7 @@ Inside an invariant (the world is stopped) acquire/release are no-ops and waits 
 from __future__ import annotations
 
 import _thread
+import sys
 import threading as _real_threading
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -50,6 +51,12 @@ __all__ = [
 
 TIMEOUT_MAX: float = _real_threading.TIMEOUT_MAX
 _SPAWN_RESOURCE = PrimitiveId("Threads", 0)
+# CPython reworded this message in 3.13; mirror the running interpreter.
+_NEGATIVE_TIMEOUT = (
+    "timeout value must be a non-negative number"
+    if sys.version_info >= (3, 13)
+    else "timeout value must be positive"
+)
 _T = TypeVar("_T")
 
 
@@ -69,7 +76,7 @@ def _lock_deadline(run: Run, blocking: bool, timeout: float) -> float | None:
     if not blocking and timeout != -1:
         raise ValueError("can't specify a timeout for a non-blocking call")
     if timeout < 0 and timeout != -1:
-        raise ValueError("timeout value must be positive")
+        raise ValueError(_NEGATIVE_TIMEOUT)
     if timeout > TIMEOUT_MAX:
         raise OverflowError("timeout value is too large")
     if timeout == -1:

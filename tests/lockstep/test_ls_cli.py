@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pathlib
 import subprocess
 import sys
 
 import attrs
 
+import lockstep
 from lockstep import Choice, Schedule, cli
 from lockstep.suites import LoadedSuite, SuiteOptions
 
@@ -168,8 +170,14 @@ def test_check_without_suites(monkeypatch, capsys):
 
 def test_module_entry_point_help_documents_exit_codes():
     """`python -m lockstep.cli --help` works in a fresh process and lists exit codes."""
+    package_root = str(pathlib.Path(lockstep.__file__).parent.parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "lockstep.cli", "--help"],
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
