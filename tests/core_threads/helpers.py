@@ -109,14 +109,17 @@ class Ghost:
         built = sum(1 for model in self.models if not model.teardown_started)
         return built + sum(self.live_constructors.values())
 
-    def constructor_entered(self, model_id: str) -> None:
+    def constructor_entered(self, model_id: str) -> int:
+        """Record a constructor start; returns the live total it made (I11 checks)."""
         with self._lock:
             self.constructor_calls[model_id] += 1
             self.live_constructors[model_id] += 1
             self.max_live_constructors[model_id] = max(
                 self.max_live_constructors[model_id], self.live_constructors[model_id]
             )
-            self.max_live_total = max(self.max_live_total, self._live_total())
+            live_total = self._live_total()
+            self.max_live_total = max(self.max_live_total, live_total)
+            return live_total
 
     def constructor_exited(self, model: FakeModel | None, model_id: str) -> None:
         with self._lock:
@@ -177,6 +180,9 @@ class FakeModel:
             self._registry.ghost.record_violation(
                 f"clear_cache of {self.model_id!r} ran while a lease holder was using it"
             )
+        problem = self._registry.check_clear(self.model_id, delete_from_disk)
+        if problem is not None:
+            self._registry.ghost.record_violation(problem)
         if step.gate is not None:
             step.gate.pass_through()
         if step.fail:
@@ -208,6 +214,12 @@ class FakeRegistry:
         self._clear_steps: dict[str, deque[Step]] = {}
         self.fail_load: Callable[[str], bool] = lambda model_id: False
         self.fail_clear: Callable[[str], bool] = lambda model_id: False
+        # Called at the start of every clear_cache with (id, delete_from_disk);
+        # a returned message is recorded as a violation.
+        self.check_clear: Callable[[str, bool], str | None] = lambda model_id, delete: None
+        # Called at the start of every constructor with (id, models live or
+        # loading including this one); a returned message is a violation.
+        self.check_load: Callable[[str, int], str | None] = lambda model_id, live: None
         self.gates: list[Gate] = []
 
     def gate(self, name: str) -> Gate:
@@ -237,9 +249,12 @@ class FakeRegistry:
 
     def construct(self, model_id: str, api_key: str | None = None, **_: Any) -> FakeModel:
         step = self._next(self._load_steps, model_id)
-        self.ghost.constructor_entered(model_id)
+        live_total = self.ghost.constructor_entered(model_id)
         model = None
         try:
+            problem = self.check_load(model_id, live_total)
+            if problem is not None:
+                self.ghost.record_violation(problem)
             if step.gate is not None:
                 step.gate.pass_through()
             if step.fail or self.fail_load(model_id):

@@ -4,12 +4,13 @@ Eight threads each run a fixed number of operations (add, remove, lease,
 acquire, refresh, pin/unpin, warm hits) drawn from their own seeded random
 source, against ``WithFixedSizeCache(ModelManager(...), max_size=3)`` over
 six ids, with constructor and ``clear_cache`` failures and memory pressure
-injected by the same seeded sources. The schedule is whatever the OS picks,
-so the assertions are ones that hold on every schedule of correct code:
+injected by the same seeded sources. I11 is checked at every constructor
+start, I12 and I13 inside every ``clear_cache``, as they happen. The
+schedule is whatever the OS picks, so the assertions are ones that hold on
+every schedule of correct code:
 nothing unexpected is raised, no lease holder ever sees a torn-down model, no
 two constructors of one id overlap, and at quiescence I1, I4, I9 and I10
-hold. The fakes check I13 as it happens (``clear_cache`` while a lease body
-runs is recorded).
+hold.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ class _Stress:
         self.local = threading.local()
         self.registry.fail_load = lambda model_id: self._draw() < LOAD_FAILURE_RATE
         self.registry.fail_clear = lambda model_id: self._draw() < CLEAR_FAILURE_RATE
+        self.registry.check_clear = self._check_clear
+        self.registry.check_load = self._check_load
         self.probe = _RandomPressure(self._draw)
         self.stack = WithFixedSizeCache(
             ModelManager(self.registry, lock_timeout=timeout),
@@ -102,6 +105,25 @@ class _Stress:
                 sum(range(300))
             finally:
                 model.exit_use()
+
+    def _check_clear(self, model_id: str, delete_from_disk: bool) -> str | None:
+        # Evictions unload with delete_from_disk=False; this test's removes use
+        # the default True. A pin is only added under the id's lifecycle, which
+        # an eviction holds from its final check through clear_cache, so an id
+        # pinned now was pinned when the eviction decided (I12).
+        if not delete_from_disk and model_id in self.stack.pinned():
+            return f"pinned model {model_id!r} was evicted (I12)"
+        return None
+
+    def _check_load(self, model_id: str, live: int) -> str | None:
+        # I11: registered plus in-flight never exceed max_size except by
+        # admissions counted as overflow. The ghost's count (constructing, or
+        # built and not being torn down) never exceeds the cache's, and the
+        # overflow count only grows, so reading it after counting is safe.
+        allowed = MAX_SIZE + self.stack.statistics().pinned_overflow
+        if live > allowed:
+            return f"{live} models live or loading while loading {model_id!r} (I11: {allowed})"
+        return None
 
     def _toggle_pin(self, model_id: str) -> None:
         if model_id in self.stack.pinned():
