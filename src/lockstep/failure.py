@@ -7,6 +7,8 @@ command that replays it.
 
 from __future__ import annotations
 
+import os
+import traceback
 from typing import Literal
 
 import attrs
@@ -14,7 +16,7 @@ import attrs
 from lockstep.schedule import Schedule
 from lockstep.trace import Trace
 
-__all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind"]
+__all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind", "format_exception"]
 
 FailureKind = Literal[
     "exception", "invariant", "deadlock", "step_limit", "nondeterminism", "divergence"
@@ -41,6 +43,22 @@ class BlockedThread:
             f"{self.thread}:{self.thread_name} blocked in {self.operation} on {self.resource}"
             f" (held by {held}) at {self.location}"
         )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def format_exception(exc: BaseException) -> str:
+    """The traceback of ``exc`` without lockstep's own frames (the scheduler's plumbing)."""
+    formatted = traceback.TracebackException.from_exception(exc)
+    formatted.stack = traceback.StackSummary.from_list(
+        [frame for frame in formatted.stack if not frame.filename.startswith(_PACKAGE_DIR)]
+    )
+    return "".join(formatted.format()).rstrip()
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _table(rows: tuple[BlockedThread, ...]) -> str:
@@ -107,11 +125,13 @@ class Failure:
 
     def __str__(self) -> str:
         parts = [f"lockstep found a failure ({self.kind}): {self.message}"]
+        if self.exception is not None and self.kind in ("exception", "invariant"):
+            parts.append(format_exception(self.exception))
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
         parts.append(
             f"Failing interleaving ({len(self.trace)} steps, "
-            f"{self.trace.preemptions} preemptions):\n" + self.trace.swimlanes()
+            f"{_plural(self.trace.preemptions, 'preemption')}):\n" + self.trace.swimlanes()
         )
         if self.replay_command:
             parts.append(f"Replay it with:\n    {self.replay_command}")

@@ -77,6 +77,9 @@ def test_failure_report_has_message_swimlanes_and_replay_command():
     assert failure is not None
     text = str(failure)
     assert "lost update: 1" in text
+    assert "Traceback (most recent call last)" in text
+    assert 'assert box[0] == 2, f"lost update: {box[0]}"' in text  # the user's frame
+    assert "runtime.py" not in text  # lockstep's plumbing is hidden
     assert "0:main" in text
     assert "checkpoint read" in text
     assert failure.replay_command == f"lockstep replay '{failure.schedule.to_string()}'"
