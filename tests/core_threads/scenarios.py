@@ -17,12 +17,18 @@ the core.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from modelmanager import ModelManager, ModelNotFound, WithFixedSizeCache
+from modelmanager import (
+    ModelManager,
+    ModelManagerDecorator,
+    ModelNotFound,
+    WithFixedSizeCache,
+)
 
 from .helpers import (
     GATE_TIMEOUT,
@@ -51,13 +57,18 @@ Stack = Any
 Scenario = Callable[[FakeRegistry, Stack], None]
 
 
-def build_manager(registry: FakeRegistry) -> ModelManager:
-    return ModelManager(registry, lock_timeout=GATE_TIMEOUT)
+def build_manager(registry: FakeRegistry, *, depth: int = 0) -> Stack:
+    """A ``ModelManager`` inside ``depth`` pass-through ``ModelManagerDecorator`` layers."""
+    stack: Stack = ModelManager(registry, lock_timeout=GATE_TIMEOUT)
+    for _ in range(depth):
+        stack = ModelManagerDecorator(stack)
+    return stack
 
 
-def build_cache(registry: FakeRegistry, max_size: int = 2) -> WithFixedSizeCache:
+def build_cache(registry: FakeRegistry, max_size: int = 2, *, depth: int = 0) -> Stack:
+    """A cache over :func:`build_manager` (pass-through layers between them)."""
     return WithFixedSizeCache(
-        ModelManager(registry, lock_timeout=GATE_TIMEOUT),
+        build_manager(registry, depth=depth),
         max_size=max_size,
         queue_lock_timeout=GATE_TIMEOUT,
     )
@@ -391,10 +402,11 @@ def build_pressure_cache(
     *,
     cls: type[WithFixedSizeCache] = WithFixedSizeCache,
     queue_lock_timeout: float = GATE_TIMEOUT,
+    depth: int = 0,
 ) -> WithFixedSizeCache:
     """A cache of 3 with a :class:`PressureOnce` probe and a 50% free threshold."""
     return cls(
-        ModelManager(registry, lock_timeout=GATE_TIMEOUT),
+        build_manager(registry, depth=depth),
         max_size=3,
         memory_probe=PressureOnce(),
         memory_free_threshold=0.5,
@@ -534,7 +546,7 @@ def acquire_is_atomic(registry: FakeRegistry, stack: Stack) -> None:
     quiescent(stack, registry.ghost)
 
 
-SCENARIOS: dict[str, tuple[Scenario, Callable[[FakeRegistry], Stack]]] = {
+SCENARIOS: dict[str, tuple[Scenario, Callable[..., Stack]]] = {
     "B1-remove-add": (remove_then_add_is_single_flight, build_manager),
     "B2-failed-constructor": (failed_constructor_is_single_flight, build_manager),
     "B4-add-during-removal": (add_during_removal_returns_a_live_model, build_cache),
@@ -543,7 +555,7 @@ SCENARIOS: dict[str, tuple[Scenario, Callable[[FakeRegistry], Stack]]] = {
     "B14-admission-in-flight": (admission_counts_in_flight_loads, build_cache),
     "B14-admission-waits-for-in-flight": (
         admission_waits_for_in_flight_load,
-        lambda registry: build_cache(registry, max_size=1),
+        functools.partial(build_cache, max_size=1),
     ),
     "B15-refresh-during-eviction": (refresh_is_not_blocked_by_slow_eviction, build_cache),
     "B15-refresh-during-memory-eviction": (
@@ -553,8 +565,12 @@ SCENARIOS: dict[str, tuple[Scenario, Callable[[FakeRegistry], Stack]]] = {
     "B17-remove-waits-for-lease": (remove_waits_for_lease, build_cache),
     "B17-eviction-skips-leased": (
         eviction_skips_leased_model,
-        lambda registry: build_cache(registry, max_size=1),
+        functools.partial(build_cache, max_size=1),
     ),
-    "B17-acquire-is-atomic": (acquire_is_atomic, lambda registry: build_cache(registry, 1)),
+    "B17-acquire-is-atomic": (acquire_is_atomic, functools.partial(build_cache, max_size=1)),
 }
-"""Scenario name -> (scenario, builder of the correct stack it runs against)."""
+"""Scenario name -> (scenario, builder of the correct stack it runs against).
+
+A builder is called as ``build(registry, depth=n)``: ``n`` pass-through
+decorator layers sit under the cache (or around the bare manager).
+"""

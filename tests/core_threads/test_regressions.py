@@ -12,8 +12,9 @@ from .helpers import FakeRegistry
 from .scenarios import SCENARIOS
 
 
+@pytest.mark.parametrize("depth", [0, 2], ids=["direct", "nested"])
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_core_keeps_invariant(name: str, registry: FakeRegistry) -> None:
-    """The core keeps the scenario's invariant on this interleaving."""
+def test_core_keeps_invariant(name: str, depth: int, registry: FakeRegistry) -> None:
+    """The core keeps the scenario's invariant, directly and through pass-through layers."""
     scenario, build = SCENARIOS[name]
-    scenario(registry, build(registry))
+    scenario(registry, build(registry, depth=depth))
