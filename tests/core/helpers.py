@@ -19,6 +19,11 @@ class FakeModel:
 
     def clear_cache(self, delete_from_disk: bool) -> None:
         self.clear_calls.append(delete_from_disk)
+        gate = self.registry.clear_gates.get(self.model_id)
+        if gate is not None:
+            entered, release = gate
+            entered.set()
+            assert release.wait(timeout=30), "test never released clear_cache"
         error = self.registry.clear_errors.get(self.model_id)
         if error is not None:
             raise error
@@ -31,7 +36,8 @@ class FakeRegistry:
     ``load_errors[resolved_id]`` makes that id's constructor raise;
     ``clear_errors[canonical_id]`` makes clear_cache raise; ``gates[resolved_id]``
     is a pair of Events (entered, release): the constructor sets ``entered`` and
-    waits for ``release`` (bounded).
+    waits for ``release`` (bounded); ``clear_gates[canonical_id]`` does the same
+    for clear_cache.
     """
 
     def __init__(self) -> None:
@@ -40,6 +46,7 @@ class FakeRegistry:
         self.load_errors: dict[str, BaseException] = {}
         self.clear_errors: dict[str, BaseException] = {}
         self.gates: dict[str, tuple[threading.Event, threading.Event]] = {}
+        self.clear_gates: dict[str, tuple[threading.Event, threading.Event]] = {}
 
     def get_model(self, model_id: str) -> Any:
         self.requested.append(model_id)

@@ -515,3 +515,49 @@ def test_keyboard_interrupt_in_clear_cache_changes_nothing(registry: FakeRegistr
         cache.remove("b")
     assert cache.lru_order() == ["a", "b", "c"]
     assert_quiescent(cache)
+
+
+def test_admission_waits_for_an_undecided_eviction(registry: FakeRegistry) -> None:
+    """While another add's victim is being unloaded, a second add waits instead of
+    choosing around it; with queue_lock_timeout=0 it times out having changed nothing."""
+    cache = make_cache(registry, max_size=2, queue_lock_timeout=0)
+    cache.add_model("a")
+    cache.add_model("b")
+    entered, release = (threading.Event(), threading.Event())
+    registry.clear_gates["a"] = (entered, release)
+    evictor, outcome = run_in_thread(cache.add_model, "c")
+    assert entered.wait(30)
+    with pytest.raises(LockTimeout, match="free slot for model 'd'"):
+        cache.add_model("d")
+    assert cache.keys() == ["a", "b"]
+    assert registry.constructed[1].clear_calls == []  # b untouched
+    release.set()
+    join(evictor)
+    assert "error" not in outcome
+    assert cache.lru_order() == ["b", "c"]
+    assert_quiescent(cache)
+
+
+def test_joined_add_does_not_move_the_id_again(registry: FakeRegistry) -> None:
+    """An add that finds its id loaded by a concurrent add takes effect right after
+    that load: later uses keep their LRU positions (I15)."""
+
+    class Racing(WithFixedSizeCache):
+        raced = False
+
+        def _admit(self, resolved_id: str) -> None:
+            super()._admit(resolved_id)
+            if not self.raced:
+                self.raced = True
+                self.add_model(resolved_id)  # a concurrent add of the same id wins
+                self.refresh("y")  # then another model is used
+
+    cache = Racing(ModelManager(registry), max_size=3)
+    cache.raced = True
+    cache.add_model("y")
+    cache.raced = False
+    cache.add_model("x")
+    assert cache.lru_order() == ["x", "y"]
+    assert [m.model_id for m in registry.constructed] == ["y", "x"]
+    assert cache.statistics().hits == 1
+    assert_quiescent(cache)

@@ -41,6 +41,9 @@ Internal extension points (one step each, for known-bug variants to override):
 
 * ``_warm_hit(resolved_id, request) -> bool`` — under the id's lifecycle: if
   registered, refresh the LRU (and pin) and record a hit through the inner add.
+* ``_joined_hit(resolved_id, request) -> bool`` — after admission, under the
+  id's lifecycle: the id was loaded by a concurrent add meanwhile; a hit that
+  does not move it in the LRU (it takes effect right after that load).
 * ``_load(request)`` — the inner ``add_model`` (under the id's lifecycle).
 * ``_admit(resolved_id)`` — memory eviction, then reserve a capacity slot.
 * ``_evict_for_memory(resolved_id, deadline)`` — measure, evict a round,
@@ -323,7 +326,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         holding_slot = True
         try:
             with self._manager.lifecycle(resolved_id):
-                if self._warm_hit(resolved_id, request):
+                if self._joined_hit(resolved_id, request):
                     holding_slot = False
                     self._release_slot(resolved_id)
                 else:
@@ -347,6 +350,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if request.pin:
                 self._pins.add(resolved_id)
         # Registered and we hold its lifecycle: the inner add is a recorded hit.
+        self._load(request)
+        return True
+
+    def _joined_hit(self, resolved_id: str, request: _AddRequest) -> bool:
+        # Someone else loaded the id after our first check (we shared its slot
+        # or raced it). Our add takes effect right after that load, so it does
+        # not move the id again now: a late refresh would reorder the LRU
+        # behind uses that came after the load (I15).
+        if resolved_id not in self._manager:
+            return False
+        if request.pin:
+            with self._lru_guard():
+                self._pins.add(resolved_id)
         self._load(request)
         return True
 
@@ -378,20 +394,24 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if need <= 0:
                 self._reserve_locked(resolved_id)
                 return []
+            if self._evicting or self._unloading:
+                # Another add's eviction is undecided: whether its victim goes
+                # decides ours, so wait for it (evictions run one at a time;
+                # choosing around it would not be linearizable if it fails).
+                self._wait_locked(deadline, resolved_id)
+                continue
             leased = frozenset(self._manager.lease_counts())
             victims = self._select_capacity_victims_locked(need, leased, resolved_id)
-            if victims:
+            if len(victims) == need:
                 return victims
-            if self._in_flight_locked() or self._evicting or self._unloading:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not self._lru_changed.wait(remaining):
-                    self._counters.increment("lock_timeouts")
-                    raise LockTimeout(
-                        f"a free slot for model {resolved_id!r} (the cache of "
-                        f"{self._max_size} is full of in-flight loads and evictions)",
-                        self._queue_lock_timeout,
-                    )
+            # Not enough evictable models. If in-flight loads or other evictions
+            # will change the picture, wait *before* evicting anything, so a
+            # timeout leaves the cache as it was (I14).
+            if self._in_flight_locked():
+                self._wait_locked(deadline, resolved_id)
                 continue
+            if victims:
+                return victims  # evict what can go; the next pass overflows
             self._counters.increment("pinned_overflow")
             logger.warning(
                 "admitting model %r over max_size=%d: every registered model is pinned "
@@ -401,6 +421,17 @@ class WithFixedSizeCache(ModelManagerDecorator):
             )
             self._reserve_locked(resolved_id)
             return []
+
+    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
+        """Wait (LRU lock held, released while waiting) for a slot or an eviction to change."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not self._lru_changed.wait(remaining):
+            self._counters.increment("lock_timeouts")
+            raise LockTimeout(
+                f"a free slot for model {resolved_id!r} (the cache of {self._max_size} "
+                "is full of in-flight loads and evictions)",
+                self._queue_lock_timeout,
+            )
 
     def _select_capacity_victims_locked(
         self, need: int, leased: frozenset[str], exclude: str
@@ -447,6 +478,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         evicted = 0
         while evicted < MEMORY_EVICTIONS_PER_ROUND:
             with self._lru_guard(deadline):
+                while self._evicting or self._unloading:  # one eviction at a time
+                    self._wait_locked(deadline, resolved_id)
                 leased = frozenset(self._manager.lease_counts())
                 victims = self._select_memory_victims_locked(
                     MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
