@@ -30,6 +30,15 @@ id's lifecycle again, re-checks for a hit, loads through the inner layer and
 inserts the id at the most-recent end. Holding no lifecycle while evicting
 means no two adds can each hold one id's lock while waiting for the other's.
 
+Evictions run one at a time: an add that needs room while another add's
+victim is still undecided waits for it (bounded) rather than choosing around
+it, because if that eviction fails its victim is still the least recent one.
+An add short of evictable models waits for in-flight loads *before* evicting
+anything, so its timeout changes nothing. What remains visible to a
+linearizability check is inherent in counting in-flight loads (semantics 3):
+room made for a load still in flight is observable (``keys``, ``lru_order``,
+a no-op ``remove``) before that load is, and stays made if the load fails.
+
 Waits before any change (warm-hit refresh, admission, pins, ``refresh``) are
 bounded by ``queue_lock_timeout`` and raise :class:`LockTimeout` with nothing
 changed. Bookkeeping *after* a successful load or unload (``_commit_load``,
