@@ -413,9 +413,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
             victims = self._select_capacity_victims_locked(need, leased, resolved_id)
             if len(victims) == need:
                 return victims
-            # Not enough evictable models. If in-flight loads or other evictions
-            # will change the picture, wait *before* evicting anything, so a
-            # timeout leaves the cache as it was (I14).
+            # Not enough evictable models. If in-flight loads will change the
+            # picture, wait *before* evicting anything, so a timeout leaves the
+            # cache as it was (I14).
             if self._in_flight_locked():
                 self._wait_locked(deadline, resolved_id)
                 continue
