@@ -1,0 +1,174 @@
+"""Run one scenario against one adapter under lockstep: explore, replay, follow.
+
+The building blocks of the suite, the corpus test and the pytest entry
+point.  Every function returns a frozen `CheckOutcome` (never raises for a
+failing implementation: a failure is data).
+
+* `explore_scenario(scenario, adapter, strategy=..., budget=..., seed=...)`:
+  search with a named lockstep strategy ("random", "pct", "dpor", "dfs").
+* `replay_scenario(scenario, adapter, schedule)`: follow a recorded
+  schedule exactly (a divergence is a failure of kind "divergence").
+* `follow_scenario(scenario, adapter, schedule)`: follow it leniently (the
+  shrinker's guided strategy: a choice the implementation does not offer
+  is skipped, the rest runs non-preemptively), for replaying a variant's
+  schedule on an implementation whose choice points differ, e.g. the core.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+import lockstep
+from lockstep.shrink import GuidedStrategy
+from models_spec.adapter import ManagerAdapter
+from models_spec.scenarios import Scenario
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "CheckOutcome",
+    "explore_scenario",
+    "failure_label",
+    "follow_scenario",
+    "replay_scenario",
+    "scenario_id_for",
+]
+
+DEFAULT_MAX_STEPS = 3_000
+
+
+def scenario_id_for(scenario: Scenario) -> str:
+    """The id recorded in schedules: ``models_spec.scenarios:<scenario id>``."""
+    return f"models_spec.scenarios:{scenario.id}"
+
+
+def failure_label(failure: lockstep.Failure | None) -> str:
+    """What broke: the invariant id, else the exception type, else the failure kind."""
+    if failure is None:
+        return ""
+    if failure.kind == "invariant" and failure.invariant:
+        return failure.invariant
+    if failure.exception is not None and failure.kind == "exception":
+        return type(failure.exception).__name__
+    return failure.kind
+
+
+@attrs.frozen
+class CheckOutcome:
+    """The result of running one scenario against one adapter one way.
+
+    `failure` is the (shrunk) lockstep Failure or None; `executions` run;
+    `elapsed` wall seconds; `mode` what ran ("random", "pct", "dpor",
+    "replay", "follow"); `skipped` a reason when the adapter lacks a
+    needed capability.
+    """
+
+    scenario: str
+    implementation: str
+    mode: str
+    failure: lockstep.Failure | None = attrs.field(eq=False)
+    executions: int = 0
+    elapsed: float = attrs.field(default=0.0, eq=False)
+    exhausted: bool = False
+    skipped: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the run found a failure."""
+        return self.failure is not None
+
+    @property
+    def label(self) -> str:
+        """The broken invariant id (or exception type / failure kind); "" when it passed."""
+        return failure_label(self.failure)
+
+    @property
+    def kind(self) -> str:
+        """The failure kind ("" when it passed)."""
+        return "" if self.failure is None else self.failure.kind
+
+
+def _skip(scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome | None:
+    if scenario.supported_by(adapter):
+        return None
+    missing = sorted(scenario.all_needs - frozenset(adapter.capabilities))
+    return CheckOutcome(
+        scenario.id, adapter.name, mode, None, skipped=f"capability missing: {', '.join(missing)}"
+    )
+
+
+def explore_scenario(
+    scenario: Scenario,
+    adapter: ManagerAdapter,
+    *,
+    strategy: str = "pct",
+    budget: int = 200,
+    seed: int = 0,
+    shrink: bool = True,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> CheckOutcome:
+    """Explore `scenario` on `adapter` with the named strategy, up to `budget` executions."""
+    skipped = _skip(scenario, adapter, strategy)
+    if skipped is not None:
+        return skipped
+    options: dict[str, Any] = {}
+    if strategy in ("random", "pct"):
+        options["seed"] = seed
+    chosen = lockstep.make_strategy(strategy, **options)
+    result = lockstep.explore(
+        scenario.build(adapter),
+        strategy=chosen,
+        budget=budget,
+        patch=adapter.patch_modules(),
+        max_steps=max_steps,
+        scenario_id=scenario_id_for(scenario),
+        shrink=shrink,
+        progress=False,
+    )
+    return CheckOutcome(
+        scenario.id,
+        adapter.name,
+        strategy,
+        result.failure,
+        result.executions,
+        result.elapsed,
+        result.exhausted,
+    )
+
+
+def replay_scenario(
+    scenario: Scenario, adapter: ManagerAdapter, schedule: lockstep.Schedule
+) -> CheckOutcome:
+    """Replay `schedule` exactly; a choice that is not offered is a "divergence" failure."""
+    skipped = _skip(scenario, adapter, "replay")
+    if skipped is not None:
+        return skipped
+    start = time.perf_counter()
+    result = lockstep.replay(scenario.build(adapter), schedule, patch=adapter.patch_modules())
+    return CheckOutcome(
+        scenario.id, adapter.name, "replay", result.failure, 1, time.perf_counter() - start
+    )
+
+
+def follow_scenario(
+    scenario: Scenario, adapter: ManagerAdapter, schedule: lockstep.Schedule
+) -> CheckOutcome:
+    """Follow `schedule` leniently (skip unavailable choices, then run non-preemptively)."""
+    skipped = _skip(scenario, adapter, "follow")
+    if skipped is not None:
+        return skipped
+    result = lockstep.explore(
+        scenario.build(adapter),
+        strategy=GuidedStrategy(schedule.choices),
+        budget=1,
+        patch=adapter.patch_modules(),
+        max_steps=max(DEFAULT_MAX_STEPS, 2 * len(schedule.choices)),
+        scenario_id=scenario_id_for(scenario),
+        shrink=False,
+        progress=False,
+    )
+    return CheckOutcome(
+        scenario.id, adapter.name, "follow", result.failure, result.executions, result.elapsed
+    )
