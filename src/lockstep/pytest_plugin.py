@@ -10,7 +10,8 @@ Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``see
 ``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``. A failing
 exploration saves its schedule under ``--lockstep-save-dir`` (default
 ``./lockstep-failures``) and the failure message ends with the command that replays it:
-``pytest <nodeid> --lockstep-replay FILE``.
+``pytest <nodeid> --lockstep-replay FILE`` (the schedule is replayed only by the
+test it was recorded from; other marked tests explore as usual).
 
 This module is registered as a ``pytest11`` entry point: it must always import cleanly
 and cheaply, so lockstep itself is imported only when a marked test runs.
@@ -128,35 +129,39 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     patch = tuple(kwargs.get("patch", ()))
     common: dict[str, Any] = {"patch": patch, "invariant": kwargs.get("invariant")}
     line_modules = tuple(kwargs.get("line_modules", ()))
-    replay_file = config.getoption("--lockstep-replay")
-    if replay_file:
-        schedule = lockstep.Schedule.load(replay_file)
-        result = lockstep.replay(scenario, schedule, line_modules=line_modules, **common)
-        if result.failure is not None:
-            reproduced = result.failure.with_replay_command(
-                f"pytest '{nodeid}' --lockstep-replay {replay_file}"
-            )
-            _fail(str(reproduced))
-        return True
+    try:
+        replay_file = config.getoption("--lockstep-replay")
+        schedule = lockstep.Schedule.load(replay_file) if replay_file else None
+        if schedule is not None and schedule.scenario_id in (None, f"pytest:{nodeid}"):
+            result = lockstep.replay(scenario, schedule, line_modules=line_modules, **common)
+            if result.failure is not None:
+                reproduced = result.failure.with_replay_command(
+                    f"pytest '{nodeid}' --lockstep-replay {replay_file}"
+                )
+                _fail(str(reproduced))
+            return True
 
-    budget = config.getoption("--lockstep-budget") or kwargs.get("budget", 1000)
-    seed_option = config.getoption("--lockstep-seed")
-    seed = seed_option if seed_option is not None else kwargs.get("seed", 0)
-    strategy: Any = config.getoption("--lockstep-strategy") or kwargs.get("strategy", "random")
-    if isinstance(strategy, str):
-        strategy = make_strategy(strategy, seed=seed)
-    result_explore = lockstep.explore(
-        scenario,
-        strategy=strategy,
-        budget=budget,
-        max_steps=kwargs.get("max_steps", 10_000),
-        scenario_id=f"pytest:{nodeid}",
-        shrink=kwargs.get("shrink", True),
-        granularity=kwargs.get("granularity", "op"),
-        line_modules=line_modules,
-        progress=False,
-        **common,
-    )
+        budget = config.getoption("--lockstep-budget") or kwargs.get("budget", 1000)
+        seed_option = config.getoption("--lockstep-seed")
+        seed = seed_option if seed_option is not None else kwargs.get("seed", 0)
+        strategy: Any = config.getoption("--lockstep-strategy") or kwargs.get("strategy", "random")
+        if isinstance(strategy, str):
+            strategy = make_strategy(strategy, seed=seed)
+        result_explore = lockstep.explore(
+            scenario,
+            strategy=strategy,
+            budget=budget,
+            max_steps=kwargs.get("max_steps", 10_000),
+            scenario_id=f"pytest:{nodeid}",
+            shrink=kwargs.get("shrink", True),
+            granularity=kwargs.get("granularity", "op"),
+            line_modules=line_modules,
+            progress=False,
+            **common,
+        )
+    except (lockstep.LockstepError, OSError) as exc:
+        _fail(f"lockstep could not run {nodeid}: {exc}")
+        raise  # unreachable: pytest.fail raises
     failure = result_explore.failure
     if failure is None:
         return True

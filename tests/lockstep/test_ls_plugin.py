@@ -74,6 +74,21 @@ def test_replay_option_reproduces_the_failure(project):
     assert "lost update: 1" in result.stdout.str()
 
 
+def test_replay_applies_only_to_the_recorded_test(project):
+    """With the whole file selected, only the recorded test replays; the other explores."""
+    project.runpytest("-p", "no:cacheprovider")
+    saved = next((project.path / "lockstep-failures").glob("*.json"))
+    result = project.runpytest("-p", "no:cacheprovider", "--lockstep-replay", str(saved))
+    result.assert_outcomes(passed=1, failed=1)
+
+
+def test_unknown_strategy_option_is_a_clear_failure(project):
+    """A bad --lockstep-strategy fails the marked tests with lockstep's message."""
+    result = project.runpytest("-p", "no:cacheprovider", "--lockstep-strategy", "bogus")
+    result.assert_outcomes(failed=2)
+    assert "unknown strategy 'bogus'" in result.stdout.str()
+
+
 def test_options_override_the_marker(project):
     """--lockstep-budget 1 with a fixed seed can miss the bug; the marker budget finds it."""
     result = project.runpytest(
