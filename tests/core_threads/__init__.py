@@ -1,0 +1,1 @@
+"""Real-thread regression, variant-proof and stress tests of the core (see scenarios.py)."""

@@ -1,0 +1,1 @@
+"""Tests of the torch example model under the core (marked ``torch``)."""
