@@ -8,8 +8,8 @@ failing implementation: a failure is data).
   search with a named lockstep strategy ("random", "pct", "dpor", "dfs").
 * `replay_scenario(scenario, adapter, schedule)`: follow a recorded
   schedule exactly (a divergence is a failure of kind "divergence").
-* `follow_scenario(scenario, adapter, schedule)`: follow it leniently (the
-  shrinker's guided strategy: a choice the implementation does not offer
+* `follow_scenario(scenario, adapter, schedule)`: follow it leniently
+  (`LenientReplay`: a choice the implementation does not offer
   is skipped, the rest runs non-preemptively), for replaying a variant's
   schedule on an implementation whose choice points differ, e.g. the core.
 """
@@ -17,18 +17,20 @@ failing implementation: a failure is data).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 import lockstep
-from lockstep.shrink import GuidedStrategy
+from lockstep.strategies.replay import default_choice
 from models_spec.adapter import ManagerAdapter
 from models_spec.scenarios import Scenario
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "CheckOutcome",
+    "LenientReplay",
     "explore_scenario",
     "failure_label",
     "follow_scenario",
@@ -37,6 +39,39 @@ __all__ = [
 ]
 
 DEFAULT_MAX_STEPS = 3_000
+
+
+class LenientReplay:
+    """A lockstep strategy following recorded choices where they are offered.
+
+    A recorded choice that is not among the offered ones is skipped; when the
+    choices run out, the run continues with lockstep's non-preemptive default
+    (keep the current thread, else the lowest index).  One execution.
+    """
+
+    name = "follow"
+
+    def __init__(self, choices: Sequence[lockstep.Choice]) -> None:
+        self.choices = tuple(choices)
+        self.seed: int | None = None
+        self._position = 0
+
+    def begin_execution(self) -> None:
+        """Restart from the first recorded choice."""
+        self._position = 0
+
+    def choose(self, choices: Sequence[lockstep.Choice], step: Any) -> lockstep.Choice:
+        """The next recorded choice that is offered, else the default."""
+        while self._position < len(self.choices):
+            wanted = self.choices[self._position]
+            self._position += 1
+            if wanted in choices:
+                return wanted
+        return default_choice(choices, step)
+
+    def end_execution(self, outcome: Any) -> bool:
+        """One execution only."""
+        return False
 
 
 def scenario_id_for(scenario: Scenario) -> str:
@@ -161,7 +196,7 @@ def follow_scenario(
         return skipped
     result = lockstep.explore(
         scenario.build(adapter),
-        strategy=GuidedStrategy(schedule.choices),
+        strategy=LenientReplay(schedule.choices),
         budget=1,
         patch=adapter.patch_modules(),
         max_steps=max(DEFAULT_MAX_STEPS, 2 * len(schedule.choices)),

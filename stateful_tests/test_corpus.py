@@ -1,0 +1,48 @@
+"""The recorded schedule corpus: every file breaks its variant exactly as recorded.
+
+Each ``stateful_tests/schedules/B<nn>-*.json`` is a shrunk schedule that breaks
+the known-bug variant of its bug (``MANIFEST.json`` says how).  Replayed
+exactly on that variant it must fail the same way (failure kind and
+invariant id or exception type).  On the core the choice points differ, so
+a strict replay would only report a divergence; instead the schedule is
+followed leniently (recorded choices while the core offers them, then a
+deterministic non-preemptive fallback) and the run must pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from models_spec.adapter import CoreAdapter
+from models_spec.check import follow_scenario, replay_scenario
+from models_spec.corpus import CORPUS_DIR, load_corpus
+from models_spec.scenarios import get_scenario
+from models_spec.variants import VARIANTS
+
+CORPUS = load_corpus()
+
+
+def test_corpus_covers_every_bug() -> None:
+    """One schedule per bug B1-B17, and every file is in the manifest."""
+    assert sorted(CORPUS, key=lambda b: int(b[1:])) == list(VARIANTS)
+    files = {p.name for p in CORPUS_DIR.glob("B*.json")}
+    assert files == {entry.file for entry in CORPUS.values()}
+
+
+@pytest.mark.parametrize("bug", list(CORPUS))
+def test_schedule_breaks_its_variant_the_recorded_way(bug: str) -> None:
+    """Exact replay on the variant reproduces the recorded failure kind and invariant."""
+    entry = CORPUS[bug]
+    variant = VARIANTS[bug]()
+    assert variant.name == entry.variant
+    outcome = replay_scenario(get_scenario(entry.scenario), variant, entry.schedule())
+    assert (outcome.kind, outcome.label) == (entry.kind, entry.label), str(outcome.failure)
+
+
+@pytest.mark.parametrize("bug", list(CORPUS))
+def test_schedule_followed_on_the_core_passes(bug: str) -> None:
+    """Followed leniently on the core (depth 0), the same schedule finds nothing."""
+    entry = CORPUS[bug]
+    outcome = follow_scenario(get_scenario(entry.scenario), CoreAdapter(0), entry.schedule())
+    assert outcome.failure is None, str(outcome.failure)
+    assert outcome.executions == 1
