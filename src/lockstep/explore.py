@@ -91,7 +91,7 @@ def explore(
     granularity: str = "op",
     line_modules: Iterable[ModuleRef] = (),
     shrink: bool = True,
-    shrink_budget: int = 200,
+    shrink_budget: int = 300,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     progress: bool | None = None,
 ) -> ExploreResult:
