@@ -7,6 +7,7 @@ states its contracts.
 """
 
 from lockstep._version import LOCKSTEP_VERSION as LOCKSTEP_VERSION
+from lockstep.barrier import Barrier as Barrier
 from lockstep.errors import InvalidArgument as InvalidArgument
 from lockstep.errors import InvalidArgumentType as InvalidArgumentType
 from lockstep.errors import LockstepError as LockstepError
@@ -64,6 +65,7 @@ __version__ = LOCKSTEP_VERSION
 
 __all__ = [
     "LOCKSTEP_VERSION",
+    "Barrier",
     "BlockedThread",
     "BoundedSemaphore",
     "Choice",

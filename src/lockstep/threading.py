@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading as _threading
 from typing import Any
 
+from lockstep.barrier import Barrier, BrokenBarrierError
 from lockstep.primitives import (
     TIMEOUT_MAX,
     BoundedSemaphore,
@@ -31,7 +32,9 @@ from lockstep.primitives import (
 
 __all__ = [
     "TIMEOUT_MAX",
+    "Barrier",
     "BoundedSemaphore",
+    "BrokenBarrierError",
     "Condition",
     "Event",
     "Lock",

@@ -532,3 +532,54 @@ def test_timer_fires_or_is_cancelled():
     result = explore(scenario, strategy=DFSStrategy(preemption_bound=None), budget=1000)
     assert result.failure is None
     assert outcomes == {(), (1,)}
+
+
+def test_barrier_releases_all_parties_once_in_every_interleaving():
+    """Barrier(3): indices 0..2, the action runs exactly once, nobody passes early."""
+
+    def scenario():
+        actions = []
+        barrier = lockstep.Barrier(3, action=lambda: actions.append("go"))
+        passed = []
+
+        def party():
+            index = barrier.wait()
+            assert actions == ["go"]
+            passed.append(index)
+
+        threads = [spawn(party) for _ in range(2)]
+        party()
+        for t in threads:
+            t.join()
+        assert sorted(passed) == [0, 1, 2]
+        assert not barrier.broken
+
+    result = explore(scenario, strategy=DFSStrategy(preemption_bound=1), budget=5000)
+    assert result.failure is None, result.failure
+    assert result.exhausted
+
+
+def test_barrier_timeout_breaks_it():
+    """A waiter whose timeout is chosen breaks the barrier (BrokenBarrierError)."""
+
+    def body():
+        barrier = lockstep.Barrier(2, timeout=1.0)
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            return barrier.broken
+        return None
+
+    value, result = run_once(body)
+    assert result.failure is None
+    assert value is True
+
+
+def test_barrier_outside_a_run():
+    """Outside a run the barrier works with real threads."""
+    barrier = lockstep.Barrier(2)
+    t = threading.Thread(target=barrier.wait)
+    t.start()
+    assert barrier.wait(timeout=10) in (0, 1)
+    t.join(10)
+    assert barrier.n_waiting == 0
