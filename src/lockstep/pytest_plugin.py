@@ -19,6 +19,7 @@ and cheaply, so lockstep itself is imported only when a marked test runs.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     argnames = pyfuncitem._fixtureinfo.argnames
     funcargs = {name: pyfuncitem.funcargs[name] for name in argnames}
 
+    @functools.wraps(function)
     def scenario() -> None:
         function(**funcargs)
 

@@ -97,7 +97,12 @@ def _user_location(skip: int = 2) -> str:
 
 
 def code_location(fn: object) -> str:
-    """file:line where ``fn`` is defined ("?" if unknown)."""
+    """file:line where ``fn`` is defined ("?" if unknown); follows ``__wrapped__``."""
+    for _ in range(10):
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is None:
+            break
+        fn = wrapped
     code = getattr(fn, "__code__", None)
     if code is None:
         code = getattr(getattr(fn, "__func__", None), "__code__", None)

@@ -57,6 +57,7 @@ def test_marker_explores_saves_and_prints_the_replay_command(project):
     assert "lost update: 1" in text
     assert "--lockstep-replay" in text
     assert saved[0].name in text
+    assert "start main @test_sample.py:" in text  # the test itself, not the plugin
 
 
 def test_replay_option_reproduces_the_failure(project):
