@@ -1,0 +1,334 @@
+"""Classic concurrency bugs as lockstep scenarios: the catalogue the quality tests and
+``benchmarks.bench_lockstep`` share.
+
+Each :class:`Bug` is a zero-argument scenario that fails (an assertion or a
+deadlock) in some interleavings only, the modules to patch, and the budgets
+within which each strategy must find it (executions, with fixed seeds, so the
+outcome is deterministic; budgets leave a margin over the measured counts given
+in each comment).  Switch points are the controlled primitives and explicit
+``checkpoint``s placed where the unsynchronised accesses are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+
+import attrs
+
+import lockstep
+
+STRATEGIES = ("random", "pct", "dfs", "dpor", "hypothesis")
+
+
+def _load_sample(name: str) -> ModuleType:
+    """Import tests/quality/samples/<name>.py under a unique module name."""
+    qualified = f"lockstep_quality_samples.{name}"
+    module = sys.modules.get(qualified)
+    if module is not None:
+        return module
+    path = Path(__file__).with_name("samples") / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@attrs.frozen
+class Bug:
+    """A scenario with a bug, and each strategy's budget (executions) to find it."""
+
+    name: str
+    scenario: Callable[[], None]
+    budgets: dict[str, int]
+    expected_kind: str  # "exception" or "deadlock"
+    patch: Callable[[], Sequence[ModuleType]] = lambda: ()
+    notes: str = ""
+
+
+# --- 1. lost update through an unlocked check-then-act ------------------------
+
+
+def lazy_singleton() -> None:
+    """Two threads lazily create a shared resource; the check and the creation are
+    not atomic, so both may create it (the second creation is lost)."""
+    registry: dict[str, object] = {}
+    created: list[int] = []
+
+    def get_or_create(k: int) -> None:
+        lockstep.checkpoint("check", resource="registry")
+        if "db" not in registry:
+            lockstep.checkpoint("create", resource="registry")
+            created.append(k)
+            registry["db"] = object()
+
+    threads = [lockstep.spawn(get_or_create, k) for k in range(2)]
+    for t in threads:
+        t.join()
+    assert len(created) == 1, f"created {len(created)} times by threads {created}"
+
+
+# --- 2. ABBA deadlock ---------------------------------------------------------
+
+
+def abba() -> None:
+    """Two threads take two locks in opposite orders."""
+    a, b = lockstep.Lock(), lockstep.Lock()
+
+    def forward() -> None:
+        with a, b:
+            pass
+
+    def backward() -> None:
+        with b, a:
+            pass
+
+    threads = [lockstep.spawn(forward), lockstep.spawn(backward)]
+    for t in threads:
+        t.join()
+
+
+# --- 3. missed wake-up on a condition -----------------------------------------
+
+
+def missed_wakeup() -> None:
+    """The consumer tests the flag outside the lock, then waits; a notify that lands
+    between the test and the wait is lost and the consumer sleeps for ever."""
+    cond = lockstep.Condition()
+    state = {"ready": False}
+
+    def consumer() -> None:
+        lockstep.checkpoint("test ready", resource="ready")
+        if not state["ready"]:
+            with cond:
+                cond.wait()
+
+    def producer() -> None:
+        lockstep.checkpoint("set ready", resource="ready")
+        state["ready"] = True
+        with cond:
+            cond.notify()
+
+    threads = [lockstep.spawn(consumer), lockstep.spawn(producer)]
+    for t in threads:
+        t.join()
+
+
+# --- 4. a bug reachable only through a lock-acquire timeout --------------------
+
+
+def timeout_fallback() -> None:
+    """When acquire(timeout=...) times out, the fallback path forgets to record the
+    request: the request count no longer matches the work done."""
+    lock = lockstep.Lock()
+    stats = {"requests": 0, "served": 0}
+
+    def holder() -> None:
+        with lock:
+            stats["requests"] += 1
+            lockstep.checkpoint("serving", resource="stats")
+            stats["served"] += 1
+
+    def impatient() -> None:
+        if lock.acquire(timeout=0.5):
+            try:
+                stats["requests"] += 1
+                stats["served"] += 1
+            finally:
+                lock.release()
+        else:
+            stats["served"] += 1  # BUG: served from a stale copy, request not counted
+
+    threads = [lockstep.spawn(holder), lockstep.spawn(impatient)]
+    for t in threads:
+        t.join()
+    assert stats["requests"] == stats["served"], stats
+
+
+# --- 5. a bug needing two preemptions ------------------------------------------
+
+
+def two_preemptions() -> None:
+    """Two writers each hold a transient state between two checkpoints; an observer
+    fails only if it runs while *both* are mid-update: writer 1 must be preempted
+    mid-update (preemption 1) and so must writer 2 (preemption 2)."""
+    shared = {"x": 0, "y": 0}
+    seen: list[tuple[int, int]] = []
+
+    def writer(key: str) -> None:
+        lockstep.checkpoint(f"{key}=1", resource=key)
+        shared[key] = 1
+        lockstep.checkpoint(f"{key}=0", resource=key)
+        shared[key] = 0
+
+    def observer() -> None:
+        lockstep.checkpoint("observe x", resource="x")
+        x = shared["x"]
+        lockstep.checkpoint("observe y", resource="y")
+        seen.append((x, shared["y"]))
+
+    threads = [lockstep.spawn(writer, "x"), lockstep.spawn(writer, "y")]
+    threads.append(lockstep.spawn(observer))
+    for t in threads:
+        t.join()
+    assert seen != [(1, 1)], "observer saw both writers mid-update"
+
+
+# --- 6. atomicity violation inside third-party code, via patched(...) --------------
+
+
+def inventory_module() -> ModuleType:
+    return _load_sample("inventory")
+
+
+def inventory_oversold() -> None:
+    """Two buyers take the last item of a third-party Inventory (plain threading)."""
+    module = inventory_module()
+    inventory = module.Inventory()
+    inventory.add("widget", 1)
+    results: list[bool] = []
+
+    def buy() -> None:
+        results.append(inventory.take("widget", 1))
+
+    threads = [lockstep.spawn(buy) for _ in range(2)]
+    for t in threads:
+        t.join()
+    assert inventory.stock("widget") >= 0, f"stock went negative: {results}"
+
+
+# Budgets: measured executions-to-failure (fixed seeds, see bench_lockstep) x ~3 or
+# more, with the PCT bound 1/(n*k^(d-1)) where it applies.  The thread count n
+# includes main; k is the number of steps of one execution.
+BUGS: dict[str, Bug] = {
+    bug.name: bug
+    for bug in (
+        Bug(
+            "lost_update",
+            lazy_singleton,
+            # PCT d=2 (one change point inside the first creator's check-then-act),
+            # n=3, k~12: p >= 1/(3*12) ~ 1/36 per execution -> 99% within ~164.
+            budgets={"random": 50, "pct": 200, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            expected_kind="exception",
+        ),
+        Bug(
+            "abba_deadlock",
+            abba,
+            # PCT d=2 (preempt after the first lock), n=3, k~16: p >= 1/48 -> 99% in ~220.
+            budgets={"random": 50, "pct": 250, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            expected_kind="deadlock",
+        ),
+        Bug(
+            "missed_wakeup",
+            missed_wakeup,
+            # PCT d=2 (the producer must run between the test and the wait), n=3,
+            # k~16: p >= 1/48 -> 99% within ~220 executions.
+            budgets={"random": 50, "pct": 250, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            expected_kind="deadlock",
+        ),
+        Bug(
+            "timeout_fallback",
+            timeout_fallback,
+            # Needs the impatient acquire to find the lock held AND its timeout chosen:
+            # random fires a timeout with probability 0.1 per step, PCT with 0.05;
+            # DFS and DPOR enumerate the timeout choice.
+            budgets={"random": 200, "pct": 400, "dfs": 100, "dpor": 20, "hypothesis": 200},
+            expected_kind="exception",
+        ),
+        Bug(
+            "two_preemptions",
+            two_preemptions,
+            # PCT d=3 (two change points), n=4, k~22: p >= 1/(4*22^2) ~ 1/1936 per
+            # execution (the bound; in practice far better) -> budget 3000.
+            # DFS needs preemption_bound >= 2 (its default).
+            budgets={"random": 500, "pct": 3000, "dfs": 2000, "dpor": 200, "hypothesis": 300},
+            expected_kind="exception",
+        ),
+        Bug(
+            "inventory_oversold",
+            inventory_oversold,
+            # PCT d=2 (preempt between take's check and its update), n=3, k~25:
+            # p >= 1/75 -> 99% within ~345.
+            budgets={"random": 100, "pct": 400, "dfs": 100, "dpor": 50, "hypothesis": 150},
+            expected_kind="exception",
+            patch=lambda: (inventory_module(),),
+        ),
+    )
+}
+
+
+def make(strategy: str, seed: int = 0) -> lockstep.Strategy:
+    """A fresh strategy object by name (not "hypothesis", which needs Hypothesis data)."""
+    if strategy == "random":
+        return lockstep.RandomStrategy(seed)
+    if strategy == "pct":
+        return lockstep.PCTStrategy(seed, depth=3)
+    if strategy == "dfs":
+        return lockstep.DFSStrategy(preemption_bound=2)
+    if strategy == "dpor":
+        from lockstep.strategies.dpor import DporStrategy
+
+        return DporStrategy()
+    raise ValueError(f"unknown strategy {strategy!r}")
+
+
+def hunt(
+    bug: Bug, strategy: str, *, seed: int = 0, budget: int | None = None
+) -> tuple[int, lockstep.Failure | None]:
+    """Executions until ``strategy`` finds ``bug`` (or the budget runs out), and the failure.
+
+    For "hypothesis": the number of Hypothesis examples until the first failing one;
+    the search is derandomized, so ``seed`` is ignored.
+    """
+    limit = bug.budgets[strategy] if budget is None else budget
+    if strategy == "hypothesis":
+        return _hunt_hypothesis(bug, limit)
+    result = lockstep.explore(
+        bug.scenario,
+        strategy=make(strategy, seed),
+        budget=limit,
+        patch=bug.patch(),
+        shrink=False,
+        progress=False,
+    )
+    return result.executions, result.failure
+
+
+def _hunt_hypothesis(bug: Bug, limit: int) -> tuple[int, lockstep.Failure | None]:
+    from hypothesis import Phase, given, settings
+    from hypothesis import strategies as st
+
+    from lockstep.strategies.hypothesis import run_under_hypothesis
+
+    calls: list[int] = []
+    found: list[lockstep.Failure] = []
+
+    @settings(
+        max_examples=limit,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+    )
+    @given(st.data())
+    def search(data: st.DataObject) -> None:
+        calls.append(1)
+        try:
+            run_under_hypothesis(bug.scenario, data, patch=bug.patch())
+        except lockstep.ExplorationFailed as exc:
+            if not found:  # the first failing example (Hypothesis replays it at the end)
+                found.append(exc.failure)
+                first.append(len(calls))
+            raise
+
+    first: list[int] = []
+    with contextlib.suppress(lockstep.ExplorationFailed):
+        search()
+    return (first[0], found[0]) if found else (len(calls), None)
