@@ -4,7 +4,6 @@ import threading
 
 import pytest
 
-pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(autouse=True)
