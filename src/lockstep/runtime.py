@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import ctypes
 import os
 import sys
 import threading as _real_threading
@@ -575,16 +576,26 @@ class Run:
                 return
 
     def _teardown(self) -> None:
+        """Unwind every logical thread, one at a time; never wait forever.
+
+        A parked thread wakes, sees ``aborting`` and raises _Abort at its switch point.
+        A thread that does not come back (spinning without switch points, or blocked in
+        uncontrolled code) gets _Abort injected asynchronously, which takes effect at
+        its next bytecode; if even that fails it is counted in ``leaked`` (it is a
+        daemon, so it cannot keep the process alive).
+        """
         self.aborting = True
         for t in self.threads:
             os_thread = t.os_thread
-            if os_thread is None or t.exited:
-                if os_thread is not None:
-                    os_thread.join(self.stall_timeout)
+            if os_thread is None:
                 continue
-            with contextlib.suppress(RuntimeError):
-                t.baton.release()
-            os_thread.join(self.stall_timeout)
+            if not t.exited:
+                with contextlib.suppress(RuntimeError):
+                    t.baton.release()
+            os_thread.join(min(self.stall_timeout, 1.0))
+            if os_thread.is_alive() and os_thread.ident is not None:
+                _inject_abort(os_thread.ident)
+                os_thread.join(self.stall_timeout)
             if os_thread.is_alive():
                 self.leaked += 1
 
@@ -619,6 +630,11 @@ class Run:
     def outcome(self) -> ExecutionOutcome:
         """What the strategy's end_execution receives."""
         return ExecutionOutcome(tuple(self.choices), tuple(self.steps), self.failure())
+
+
+def _inject_abort(ident: int) -> None:
+    """Raise _Abort in the OS thread ``ident`` at its next bytecode (CPython API)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_Abort))
 
 
 def _make_line_tracer(files: frozenset[str]) -> Callable[[FrameType, str, Any], Any]:

@@ -5,7 +5,6 @@ import threading
 import pytest
 
 
-
 @pytest.fixture(autouse=True)
 def _no_leaked_threads():
     """Every test must leave no lockstep worker thread behind."""

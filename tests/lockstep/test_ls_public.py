@@ -123,3 +123,23 @@ def test_stalled_execution_is_reported_and_cleaned_up():
     assert failure.kind == "deadlock"
     assert "stalled" in failure.message
     assert "uncontrolled code" in failure.message
+
+
+def test_thread_spinning_without_switch_points_is_stopped():
+    """A busy loop with no switch point stalls; teardown still stops the thread."""
+    spinning = []
+
+    def scenario():
+        def spin():
+            spinning.append(True)
+            while True:
+                pass
+
+        spawn(spin).join()
+
+    failure = explore(scenario, budget=1, stall_timeout=0.3, shrink=False).failure
+    assert failure is not None
+    assert failure.kind == "deadlock"
+    assert "stalled" in failure.message
+    assert spinning == [True]
+    # the autouse fixture asserts that no lockstep worker thread is left running
