@@ -1,0 +1,491 @@
+"""The model-manager suite: what ``lockstep check`` runs (entry point ``lockstep.suites``).
+
+`SUITE.run(options)` (the `lockstep.suites.Suite` protocol; `options` is a
+`lockstep.suites.SuiteOptions`) runs every scenario of
+`models_spec.scenarios.SCENARIOS`:
+
+* against the core: `CoreAdapter(0)` with every mode (the lenient replay of
+  the scenario's corpus schedule, then PCT, DPOR and random within the
+  budget), `CoreAdapter(1..3)` with PCT (cheap depth coverage), and the bare
+  `ModelManager` on the scenarios it supports;
+* against every known-bug variant (`models_spec.variants.VARIANTS`): its own
+  named scenario, by exact replay of the corpus schedule and by each search
+  strategy with 8x the budget (each stops at its first failure);
+* with ``--target module:factory``: every scenario against that adapter
+  (`models_spec.adapter.load_adapter`) with every search strategy; no
+  variants.
+
+It prints a table (scenario x implementation -> verdict, invariant broken,
+executions, time, the search strategies that caught it) and a summary.
+Verdicts: PASS; CORE-FAIL (the core failed: a bug in the core or the
+harness); FAIL (the ``--target`` failed); CAUGHT (a variant failed its own
+scenario); ESCAPED (it did not); SKIP (a capability is missing).  The exit
+status is 1 when anything is CORE-FAIL, FAIL or ESCAPED, 3 when the target
+cannot be loaded, else 0.  Every failure's schedule (``Schedule.save``) and
+HTML timeline (``lockstep.html.render_html``) are written to
+``options.output_dir`` (default ``./lockstep-report``).
+
+``options.jobs > 1`` runs the jobs (one per scenario x implementation) in
+worker processes; every job is a pure function of its inputs (seeded
+strategies, fresh state per execution), so the table is the same as with
+``jobs=1`` apart from the time column.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+import attrs
+
+import lockstep
+from lockstep.html import render_html
+from lockstep.suites import SuiteOptions
+from models_spec.adapter import (
+    AdapterError,
+    BareManagerAdapter,
+    CoreAdapter,
+    ManagerAdapter,
+    load_adapter,
+)
+from models_spec.check import (
+    CheckOutcome,
+    explore_scenario,
+    follow_scenario,
+    replay_scenario,
+)
+from models_spec.corpus import load_corpus
+from models_spec.scenarios import SCENARIOS, Scenario, get_scenario
+from models_spec.variants import VARIANTS
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_OUTPUT_DIR",
+    "SEARCH_STRATEGIES",
+    "SUITE",
+    "Cell",
+    "Job",
+    "ModeResult",
+    "ModelManagerSuite",
+    "adapter_for",
+    "exit_status",
+    "factory_path",
+    "plan_jobs",
+    "render_table",
+    "run_job",
+]
+
+DEFAULT_BUDGET: Final = 30
+"""Executions per search strategy per core cell (variants get 8x, stopping at a failure)."""
+VARIANT_BUDGET_FACTOR: Final = 8
+SEARCH_STRATEGIES: Final = ("pct", "dpor", "random")
+DEFAULT_OUTPUT_DIR: Final = Path("lockstep-report")
+CORE_DEPTHS: Final = (0, 1, 2, 3)
+EXIT_OK, EXIT_FAILURE, EXIT_INPUT = 0, 1, 3
+
+
+@attrs.frozen
+class Job:
+    """One scenario x implementation to run, and how (picklable)."""
+
+    index: int
+    scenario: str
+    implementation: str
+    role: str  # "core", "variant" or "target"
+    modes: tuple[str, ...]
+    budget: int
+    seed: int
+    output_dir: str | None
+    target: str | None = None
+
+
+@attrs.frozen
+class ModeResult:
+    """What one mode (replay, follow, or a strategy) found."""
+
+    mode: str
+    kind: str
+    label: str
+    executions: int
+    elapsed: float = attrs.field(eq=False)
+    skipped: str | None = None
+    artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
+
+
+@attrs.frozen
+class Cell:
+    """One row of the table: a scenario against an implementation."""
+
+    scenario: str
+    implementation: str
+    role: str
+    verdict: str
+    label: str
+    executions: int
+    elapsed: float = attrs.field(eq=False)
+    caught_by: tuple[str, ...]
+    modes: tuple[ModeResult, ...]
+
+    @property
+    def bad(self) -> bool:
+        """Whether this cell makes the check fail."""
+        return self.verdict in ("CORE-FAIL", "FAIL", "ESCAPED")
+
+
+def adapter_for(implementation: str, target: str | None = None) -> ManagerAdapter:
+    """The adapter called `implementation`, or the one `target` ("module:factory") loads.
+
+    Raises `AdapterError` for a bad target and KeyError for an unknown name.
+    """
+    if target is not None:
+        return load_adapter(target)
+    if implementation.startswith("core-depth"):
+        return CoreAdapter(int(implementation.removeprefix("core-depth")))
+    if implementation == BareManagerAdapter().name:
+        return BareManagerAdapter()
+    raise KeyError(f"unknown implementation {implementation!r}")
+
+
+def factory_path(factory: Callable[[], ManagerAdapter]) -> str:
+    """``module:qualname`` of a module-level adapter factory (what a Job carries)."""
+    return f"{factory.__module__}:{factory.__qualname__}"
+
+
+def _strategies(options: SuiteOptions) -> tuple[str, ...]:
+    return (options.strategy,) if options.strategy else SEARCH_STRATEGIES
+
+
+def _named_for(bug: str) -> Scenario:
+    return next(s for s in SCENARIOS.values() if bug in s.bugs)
+
+
+def plan_jobs(
+    options: SuiteOptions,
+    *,
+    target_name: str | None = None,
+    scenarios: Sequence[str] | None = None,
+    variants: Mapping[str, Callable[[], ManagerAdapter]] | None = None,
+    core_depths: Sequence[int] = CORE_DEPTHS,
+) -> list[Job]:
+    """Every job of one run, in table order.
+
+    `scenarios` restricts the scenario ids (default: all of `SCENARIOS`),
+    `variants` replaces the variant registry (factories must be module-level
+    so worker processes can import them), `core_depths` the core depths
+    (the first one runs every mode, the others PCT only).
+    """
+    selected = {sid: get_scenario(sid) for sid in (scenarios or SCENARIOS)}
+    registry = VARIANTS if variants is None else variants
+    budget = options.budget or DEFAULT_BUDGET
+    seed = options.seed if options.seed is not None else 0
+    out = str(options.output_dir or DEFAULT_OUTPUT_DIR)
+    strategies = _strategies(options)
+    jobs: list[Job] = []
+
+    def add(  # noqa: PLR0917 - a local shorthand
+        scenario: str,
+        implementation: str,
+        role: str,
+        modes: Sequence[str],
+        n: int,
+        target: str | None = None,
+    ) -> None:
+        jobs.append(
+            Job(len(jobs), scenario, implementation, role, tuple(modes), n, seed, out, target)
+        )
+
+    if options.target is not None:
+        for scenario in selected:
+            jobs.append(
+                Job(
+                    len(jobs),
+                    scenario,
+                    target_name or options.target,
+                    "target",
+                    strategies,
+                    budget,
+                    seed,
+                    out,
+                    options.target,
+                )
+            )
+        return jobs
+    corpus = load_corpus()
+    with_corpus = {entry.scenario for entry in corpus.values()}
+    bare = BareManagerAdapter()
+    for scenario_id, scenario in selected.items():
+        follow = ("follow",) if scenario_id in with_corpus else ()
+        for position, depth in enumerate(core_depths):
+            modes = (*follow, *strategies) if position == 0 else strategies[:1]
+            add(scenario_id, f"core-depth{depth}", "core", modes, budget)
+        if scenario.supported_by(bare) and scenario.bugs:
+            add(scenario_id, bare.name, "core", strategies, budget)
+    for bug, factory in registry.items():
+        named = _named_for(bug)
+        if named.id not in selected:
+            continue
+        replay = ("replay",) if bug in corpus and variants is None else ()
+        add(
+            named.id,
+            factory().name,
+            "variant",
+            (*replay, *strategies),
+            budget * VARIANT_BUDGET_FACTOR,
+            factory_path(factory),
+        )
+    return jobs
+
+
+def _artifact_stem(job: Job, mode: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in job.implementation)
+    return f"{job.scenario}__{safe}__{mode}"
+
+
+def _write_artifacts(job: Job, mode: str, failure: lockstep.Failure) -> tuple[str, ...]:
+    if job.output_dir is None:
+        return ()
+    directory = Path(job.output_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = _artifact_stem(job, mode)
+    schedule_path = directory / f"{stem}.json"
+    if schedule_path.exists():  # our own report of an earlier run
+        schedule_path.unlink()
+    failure.schedule.save(schedule_path)
+    html_path = directory / f"{stem}.html"
+    html_path.write_text(
+        render_html(
+            failure.trace.to_rows(),
+            title=f"{job.scenario} on {job.implementation} ({mode})",
+            thread_names=list(failure.trace.thread_names),
+            failure_message=failure.message,
+        ),
+        encoding="utf-8",
+    )
+    return (str(schedule_path), str(html_path))
+
+
+def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome:
+    if mode in ("replay", "follow"):
+        entry = load_corpus()[scenario.bugs[0]]
+        runner = replay_scenario if mode == "replay" else follow_scenario
+        return runner(scenario, adapter, entry.schedule())
+    return explore_scenario(scenario, adapter, strategy=mode, budget=job.budget, seed=job.seed)
+
+
+def run_job(job: Job) -> Cell:
+    """Run every mode of `job`; write artifacts of failures; return its table row."""
+    scenario = get_scenario(job.scenario)
+    adapter = adapter_for(job.implementation, job.target)
+    results: list[ModeResult] = []
+    for mode in job.modes:
+        outcome = _run_mode(job, scenario, adapter, mode)
+        artifacts = (
+            _write_artifacts(job, mode, outcome.failure) if outcome.failure is not None else ()
+        )
+        results.append(
+            ModeResult(
+                mode,
+                outcome.kind,
+                outcome.label,
+                outcome.executions,
+                outcome.elapsed,
+                outcome.skipped,
+                artifacts,
+            )
+        )
+    return _cell(job, results)
+
+
+def _cell(job: Job, results: list[ModeResult]) -> Cell:
+    failed = [r for r in results if r.kind]
+    executions = sum(r.executions for r in results)
+    elapsed = sum(r.elapsed for r in results)
+    caught_by = tuple(r.mode for r in failed if r.mode in lockstep.strategies.STRATEGY_NAMES)
+    label = failed[0].label if failed else ""
+    if results and all(r.skipped for r in results):
+        verdict = "SKIP"
+        label = results[0].skipped or ""
+    elif job.role == "variant":
+        verdict = "CAUGHT" if failed else "ESCAPED"
+    elif failed:
+        verdict = "CORE-FAIL" if job.role == "core" else "FAIL"
+    else:
+        verdict = "PASS"
+    return Cell(
+        job.scenario,
+        job.implementation,
+        job.role,
+        verdict,
+        label,
+        executions,
+        elapsed,
+        caught_by,
+        tuple(results),
+    )
+
+
+def run_jobs(jobs: Sequence[Job], workers: int) -> list[Cell]:
+    """Run `jobs` (in `workers` processes when > 1); results in job order."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [run_job(job) for job in jobs]
+    context = multiprocessing.get_context("spawn")  # no fork of a threaded parent
+    # Spawned workers start from this process's sys.path; put the roots of the
+    # packages actually imported here first, so a same-named directory on the
+    # path (e.g. a test package called "lockstep") cannot shadow them there.
+    saved = list(sys.path)
+    sys.path[:0] = _package_roots()
+    try:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            return list(pool.map(run_job, jobs, chunksize=1))
+    finally:
+        sys.path[:] = saved
+
+
+def _package_roots() -> list[str]:
+    import models_spec  # noqa: PLC0415 - the package this module belongs to
+
+    modules: list[Any] = [lockstep, models_spec]
+    roots = [str(Path(module.__file__).resolve().parent.parent) for module in modules]
+    return list(dict.fromkeys(roots))
+
+
+def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
+    """The verdict table as aligned text (without the time column for comparisons)."""
+    header = ["scenario", "implementation", "verdict", "invariant", "executions"]
+    if with_time:
+        header.append("time")
+    header.append("search caught")
+    rows = [header]
+    for cell in cells:
+        row = [
+            cell.scenario,
+            cell.implementation,
+            cell.verdict,
+            cell.label or "-",
+            str(cell.executions),
+        ]
+        if with_time:
+            row.append(f"{cell.elapsed:.2f}s")
+        if cell.role == "variant":
+            row.append(", ".join(cell.caught_by) or "none")
+        else:
+            row.append("")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _summary(cells: Sequence[Cell]) -> list[str]:
+    lines: list[str] = []
+    variants = [c for c in cells if c.role == "variant"]
+    if variants:
+        lines.append("Known-bug variants (search = caught without the recorded schedule):")
+        for cell in variants:
+            by_mode = ", ".join(f"{r.mode}: {r.label or 'escaped'}" for r in cell.modes)
+            lines.append(f"  {cell.implementation}: {cell.verdict} [{by_mode}]")
+        searched = sum(1 for c in variants if c.caught_by)
+        lines.append(
+            f"  {searched}/{len(variants)} variants caught by at least one search strategy"
+        )
+    counts: dict[str, int] = {}
+    for cell in cells:
+        counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
+    lines.append("Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return lines
+
+
+def exit_status(cells: Sequence[Cell]) -> int:
+    """1 when any cell is CORE-FAIL, FAIL or ESCAPED, else 0."""
+    return EXIT_FAILURE if any(c.bad for c in cells) else EXIT_OK
+
+
+@attrs.define
+class ModelManagerSuite:
+    """The suite object registered as ``modelmanager`` (see the module docstring).
+
+    The fields narrow a run (for tests and quick local checks); the
+    registered `SUITE` uses the defaults: every scenario, every variant,
+    core depths 0-3, output on stdout.
+    """
+
+    stream: TextIO | None = None
+    scenarios: tuple[str, ...] | None = None
+    variants: Mapping[str, Callable[[], ManagerAdapter]] | None = None
+    core_depths: tuple[int, ...] = CORE_DEPTHS
+
+    def run(self, options: SuiteOptions) -> int:
+        """Plan, run, print; return 0, 1 (a core/target failure or an escape) or 3."""
+        out = self.stream if self.stream is not None else sys.stdout
+        target_name = None
+        if options.target is not None:
+            try:
+                target_name = load_adapter(options.target).name
+            except AdapterError as error:
+                print(f"lockstep check: cannot load --target: {error}", file=sys.stderr)
+                return EXIT_INPUT
+        if options.strategy is not None and options.strategy not in (
+            lockstep.strategies.STRATEGY_NAMES
+        ):
+            print(f"lockstep check: unknown strategy {options.strategy!r}", file=sys.stderr)
+            return EXIT_INPUT
+        jobs = plan_jobs(
+            options,
+            target_name=target_name,
+            scenarios=self.scenarios,
+            variants=self.variants,
+            core_depths=self.core_depths,
+        )
+        start = time.perf_counter()
+        cells = run_jobs(jobs, max(1, options.jobs))
+        elapsed = time.perf_counter() - start
+        print(render_table(cells), file=out)
+        print(file=out)
+        for line in _summary(cells):
+            print(line, file=out)
+        out_dir = options.output_dir or DEFAULT_OUTPUT_DIR
+        failures = sum(1 for c in cells for r in c.modes if r.kind)
+        print(
+            f"{len(cells)} cells, {sum(c.executions for c in cells)} executions in "
+            f"{elapsed:.1f}s with {max(1, options.jobs)} job(s); {failures} failing schedule(s) "
+            f"and timeline(s) in {out_dir}",
+            file=out,
+        )
+        out.flush()
+        return exit_status(cells)
+
+
+SUITE: Final = ModelManagerSuite()
+"""The entry point object (``lockstep.suites``: ``modelmanager``)."""
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse  # noqa: PLC0415 - only for running the suite without the CLI
+
+    parser = argparse.ArgumentParser(prog="python3 -m models_spec.suite")
+    parser.add_argument("--budget", type=int)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--strategy")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--output-dir", type=Path)
+    parser.add_argument("--target")
+    args = parser.parse_args(argv)
+    options = SuiteOptions(
+        budget=args.budget,
+        seed=args.seed,
+        strategy=args.strategy,
+        jobs=args.jobs,
+        output_dir=args.output_dir,
+        target=args.target,
+    )
+    return SUITE.run(options)
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,65 @@
+"""The pytest entry point, used the way a user's CI would: against the core adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from models_spec.adapter import AdapterError, BareManagerAdapter, CoreAdapter
+from models_spec.pytest_suite import conformance_tests, resolve_adapter
+from models_spec.scenarios import ScenarioError
+
+# What a user writes: one parametrized test per scenario (a subset, to stay fast).
+test_core_conformance = conformance_tests(
+    CoreAdapter,
+    scenarios=[
+        "B4-warm-fast-path-bypass",
+        "B9-failed-multi-eviction",
+        "B13-phantom-from-refresh",
+        "B17-unload-under-running-model",
+        "random-1",
+    ],
+    budget=10,
+)
+
+# By "module:factory"; a scenario the adapter cannot run is skipped (B13 needs an LRU).
+test_bare_conformance = conformance_tests(
+    "models_spec.adapter:BareManagerAdapter",
+    scenarios=["B12-lock-table-leak", "B17-unload-under-running-model"],
+    strategies=("pct",),
+    budget=10,
+)
+
+
+def test_generated_test_fails_on_a_variant() -> None:
+    """The generated test fails (with the invariant named) when the adapter is broken."""
+    from models_spec.variants import VARIANTS
+
+    generated = conformance_tests(VARIANTS["B13"], scenarios=["B13-phantom-from-refresh"])
+    with pytest.raises(pytest.fail.Exception, match=r"\(I4\)"):
+        generated("B13-phantom-from-refresh")
+
+
+def test_generated_test_skips_missing_capabilities() -> None:
+    """A missing capability is a pytest skip naming it."""
+    generated = conformance_tests(BareManagerAdapter, scenarios=["B13-phantom-from-refresh"])
+    with pytest.raises(pytest.skip.Exception, match="lru"):
+        generated("B13-phantom-from-refresh")
+
+
+def test_bad_arguments_are_rejected_at_definition_time() -> None:
+    """Unknown scenario ids, empty strategies and bad budgets raise before any test runs."""
+    with pytest.raises(ScenarioError, match="no-such-scenario"):
+        conformance_tests(CoreAdapter, scenarios=["no-such-scenario"])
+    with pytest.raises(ValueError, match="strategies"):
+        conformance_tests(CoreAdapter, strategies=())
+    with pytest.raises(ValueError, match="budget"):
+        conformance_tests(CoreAdapter, budget=0)
+
+
+def test_resolve_adapter_accepts_instances_factories_and_targets() -> None:
+    """An adapter, a class, a factory or a target string all resolve; junk does not."""
+    assert resolve_adapter(CoreAdapter(1)).name == "core-depth1"
+    assert resolve_adapter(CoreAdapter).name == "core-depth0"
+    assert resolve_adapter("models_spec.adapter:BareManagerAdapter").name == "core-bare-manager"
+    with pytest.raises(AdapterError):
+        resolve_adapter(object)  # type: ignore[arg-type]

@@ -1,0 +1,124 @@
+"""The suite's protocol: verdicts, exit status, --target, --jobs, artifacts."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from lockstep.cli import main as lockstep_main
+from lockstep.suites import SuiteOptions
+from models_spec.suite import (
+    SUITE,
+    ModelManagerSuite,
+    plan_jobs,
+    render_table,
+    run_jobs,
+)
+
+from .fake_adapters import never_breaks
+
+
+def _suite(**kwargs: object) -> tuple[ModelManagerSuite, io.StringIO]:
+    stream = io.StringIO()
+    return ModelManagerSuite(stream=stream, **kwargs), stream  # type: ignore[arg-type]
+
+
+def test_registered_suite_is_discovered_by_lockstep_check() -> None:
+    """The entry point resolves to SUITE, which has the Suite protocol's run()."""
+    from lockstep.suites import discover_suites
+
+    loaded = {entry.name: entry for entry in discover_suites()}
+    assert loaded["modelmanager"].suite is SUITE
+
+
+def test_caught_variant_and_passing_core_exit_zero(tmp_path: Path) -> None:
+    """B10: the core passes, the variant is CAUGHT (I3); its schedule and timeline are saved."""
+    suite, stream = _suite(scenarios=("B10-alias-is-the-key",), core_depths=(0,))
+    code = suite.run(SuiteOptions(budget=5, output_dir=tmp_path))
+    text = stream.getvalue()
+    assert code == 0, text
+    assert "variant-B10-alias-not-key" in text
+    assert "CAUGHT" in text
+    assert "I3" in text
+    assert "ESCAPED" not in text
+    assert "CORE-FAIL" not in text
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert "B10-alias-is-the-key__variant-B10-alias-not-key__replay.json" in saved
+    assert "B10-alias-is-the-key__variant-B10-alias-not-key__replay.html" in saved
+    html = (tmp_path / "B10-alias-is-the-key__variant-B10-alias-not-key__replay.html").read_text()
+    assert "I3 violated" in html
+
+
+def test_escaping_variant_makes_the_check_fail(tmp_path: Path) -> None:
+    """A "variant" that never breaks is ESCAPED and the exit status is 1."""
+    suite, stream = _suite(
+        scenarios=("B5-failed-remove-desyncs-lru",),
+        variants={"B5": never_breaks},
+        core_depths=(0,),
+    )
+    code = suite.run(SuiteOptions(budget=3, output_dir=tmp_path))
+    text = stream.getvalue()
+    assert code == 1
+    assert "fake-variant-that-never-breaks" in text
+    assert "ESCAPED" in text
+    assert "0/1 variants caught by at least one search strategy" in text
+
+
+def test_target_runs_every_selected_scenario_against_the_adapter(tmp_path: Path) -> None:
+    """--target: the user's adapter in every row, no variants, SKIP where capabilities lack."""
+    suite, stream = _suite(scenarios=("B12-lock-table-leak", "B13-phantom-from-refresh"))
+    code = suite.run(
+        SuiteOptions(budget=5, output_dir=tmp_path, target="models_spec.adapter:BareManagerAdapter")
+    )
+    text = stream.getvalue()
+    assert code == 0, text
+    rows = [line for line in text.splitlines() if line.startswith("B1")]
+    assert len(rows) == 2
+    assert all("core-bare-manager" in row for row in rows)
+    assert "PASS" in rows[0]
+    assert "SKIP" in rows[1]
+    assert "variant-" not in text
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no-colon-here", "must look like"),
+        ("no_such_module_xyz:factory", "cannot import"),
+        ("models_spec.adapter:Missing", "no attribute"),
+        ("tests.suite.fake_adapters:broken_factory", "failed"),
+        ("tests.suite.fake_adapters:NOT_AN_ADAPTER", "does not satisfy"),
+    ],
+)
+def test_bad_target_is_rejected_with_exit_3(
+    target: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad --target runs nothing and says why."""
+    suite, stream = _suite()
+    assert suite.run(SuiteOptions(target=target)) == 3
+    assert message in capsys.readouterr().err
+    assert stream.getvalue() == ""
+
+
+def test_lockstep_check_cli_passes_target_through(capsys: pytest.CaptureFixture[str]) -> None:
+    """`lockstep check --target BAD` reaches the suite and exits 3."""
+    assert lockstep_main(["check", "--target", "no_such_module_xyz:f"]) == 3
+    assert "cannot load --target" in capsys.readouterr().err
+
+
+def test_jobs_two_gives_the_same_table_as_jobs_one(tmp_path: Path) -> None:
+    """Worker processes change the time column only."""
+    options = SuiteOptions(budget=4, output_dir=tmp_path)
+    jobs = plan_jobs(
+        options,
+        scenarios=("B7-duplicate-lru-entries", "B14-admission-overshoot", "random-1"),
+        core_depths=(0, 2),
+    )
+    assert len(jobs) >= 6
+    serial = run_jobs(jobs, 1)
+    parallel = run_jobs(jobs, 2)
+    assert serial == parallel
+    assert render_table(serial, with_time=False) == render_table(parallel, with_time=False)
+    assert {c.verdict for c in serial} == {"PASS", "CAUGHT"}
