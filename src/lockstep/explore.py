@@ -41,6 +41,10 @@ from lockstep.strategies.replay import ReplayStrategy
 
 __all__ = ["explore", "replay"]
 
+# A step-limit failure costs max_steps per candidate, and divergence/nondeterminism are
+# properties of the scenario rather than of one interleaving: those are not shrunk.
+_NOT_SHRUNK = frozenset({"step_limit", "divergence", "nondeterminism"})
+
 
 def _patch_context(patch: Iterable[ModuleRef]) -> AbstractContextManager[Any]:
     modules = tuple(patch)
@@ -166,7 +170,7 @@ def explore(
                     break
         finally:
             progress_display.close()
-        if failure is not None and shrink and failure.kind not in ("nondeterminism",):
+        if failure is not None and shrink and failure.kind not in _NOT_SHRUNK:
             failure, shrink_runs = shrink_failure(scenario, failure, options, budget=shrink_budget)
     if failure is not None and failure.replay_command is None:
         failure = failure.with_replay_command(

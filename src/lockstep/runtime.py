@@ -511,7 +511,7 @@ class Run:
                 preemption=ctx.is_preemption(choice),
                 enabled=frozen_enabled,
                 timeouts=frozen_timeouts,
-                pending=tuple(sorted(pending.items(), key=lambda item: item[0])),
+                pending=tuple(pending.items()),  # built in thread-index order
                 clock=self.clock,
             )
         )
