@@ -5,6 +5,10 @@ all_tasks_done); timeouts are measured on lockstep's clock, which is virtual ins
 run and real outside, so these queues work in both modes. Raises queue.Empty /
 queue.Full (the standard exceptions), and ValueError for a negative timeout and for
 too many task_done() calls, with CPython's messages.
+
+Unlike a lock, a queue holds data: its items and unfinished-task count are *not*
+reset between executions, so build queues inside the scenario (a queue shared by all
+executions makes them depend on each other; DeterminismCheck reports that).
 """
 
 from __future__ import annotations
