@@ -1,0 +1,546 @@
+"""The concurrent Hypothesis machine: operations *and* their interleaving, drawn together.
+
+One Hypothesis example is one closed concurrent program run as ONE lockstep
+execution:
+
+* a configuration (``max_size``), models loaded beforehand (``preload``) and
+  scripted constructor / ``clear_cache`` failures (``Script`` entries);
+* 2-3 thread programs of 1-3 operations each: ``add`` (with or without an
+  alias, optionally pinning), ``remove``, ``refresh``, ``lease`` (enter, use
+  the model across a switch point, leave), ``acquire`` (load and lease) and
+  ``pin``;
+* every scheduling choice of the execution, drawn from the *same* Hypothesis
+  data by :class:`DataScheduleStrategy` while the execution runs.
+
+So a failing example shrinks as a whole: fewer threads, fewer and simpler
+operations, fewer failures, and a schedule that prefers "keep running the
+current thread" (a draw of 0), that is fewer preemptions.  It replays from the
+Hypothesis example database, or from the ``@reproduce_failure`` blob that
+Hypothesis prints (``print_blob=True``).
+
+What is checked:
+
+* at every switch point: the state invariants of ``models_spec.invariants``
+  that hold at any instant (I1, I2, I4 without duplicates, I7, I11 with the
+  counted over-capacity admissions as slack, I13) on the adapter's snapshot
+  and the fakes' ghost;
+* when an ``add``/``acquire`` returns normally: I3 in its concurrent form
+  (:func:`check_add_returned`);
+* at the end, with every thread joined: the quiescent invariants (I4
+  bijection, I7, I9 no leaks) and I15, linearizability of the recorded
+  history against ``models_spec.spec`` (``lockstep.linearizability``).
+
+A failure raises :class:`ConcurrentCheckFailed` (an ``AssertionError``) whose
+message lists the drawn operations, the violated invariant and the lockstep
+trace as swimlanes; ``.invariant`` names the invariant ("I2", "I15", ...).
+
+Why a ``@given`` test and not a ``RuleBasedStateMachine``: a lockstep
+execution is closed — the scenario spawns its threads, and the run ends when
+they have all finished — while a rule-based machine runs one rule at a time
+on the test thread and checks invariants between rules.  Rules that merely
+*start* operations would have to leave a lockstep run suspended across
+Hypothesis steps (the scheduler would have to hand control back to the test
+thread in the middle of an execution), which breaks the "execution is a pure
+function of its choices" contract replay relies on.  Drawing the whole
+program first and then the interleaving step by step from the same data gives
+the same shrinking and replay, with each example one deterministic
+execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import attrs
+import hypothesis.strategies as st
+
+import lockstep
+from lockstep.linearizability import HistoryRecorder
+from lockstep.schedule import Choice
+from lockstep.strategies.base import ExecutionOutcome, StepContext
+from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter, Snapshot
+from models_spec.fakes import LOAD, UNLOAD, Ghost, Script, ScriptedRegistry
+from models_spec.invariants import (
+    InvariantSkipped,
+    InvariantViolation,
+    check_all,
+    check_i1,
+    check_i2,
+    check_i4,
+    check_i7,
+    check_i11,
+    check_i13,
+    check_linearizable,
+)
+from models_spec.spec import encode_outcome, initial_state, resolve
+
+__all__ = [
+    "ALIASES",
+    "IDS",
+    "OPERATION_KINDS",
+    "ConcurrentCheckFailed",
+    "DataScheduleStrategy",
+    "Example",
+    "Op",
+    "check_add_returned",
+    "examples",
+    "failure_class",
+    "kinds_for",
+    "run_example",
+]
+
+IDS: Final = ("a", "b")
+"""Model ids drawn; few on purpose, so operations collide on one id."""
+ALIASES: Final = (None, "x")
+"""Aliases drawn (None = no alias)."""
+OPERATION_KINDS: Final = ("add", "remove", "refresh", "lease", "acquire", "pin")
+LOCK_TIMEOUT: Final = 60.0  # virtual seconds: fires only when the schedule chooses it
+UNBOUNDED: Final = 64  # max_size of stacks without the "capacity" capability (never reached)
+
+
+@attrs.frozen
+class Op:
+    """One operation of a thread program (`alias` and `pin` only for add/acquire)."""
+
+    kind: str
+    model_id: str
+    alias: str | None = None
+    pin: bool = False
+
+    @property
+    def resolved_id(self) -> str:
+        """The key the operation acts on."""
+        return resolve(self.model_id, self.alias)
+
+    def __str__(self) -> str:
+        extra = ""
+        if self.alias is not None:
+            extra += f", alias={self.alias!r}"
+        if self.pin:
+            extra += ", pin=True"
+        return f"{self.kind}({self.model_id!r}{extra})"
+
+
+@attrs.frozen
+class Example:
+    """A whole concurrent program: configuration, preloads, failures, thread programs.
+
+    `load_failures` / `unload_failures`: (resolved id, attempt) pairs that fail.
+    """
+
+    max_size: int
+    preload: tuple[str, ...]
+    load_failures: tuple[tuple[str, int], ...]
+    unload_failures: tuple[tuple[str, int], ...]
+    programs: tuple[tuple[Op, ...], ...]
+
+    def script(self) -> Script:
+        """A fresh `Script` with this example's failures."""
+        script = Script()
+        for rid, attempt in self.load_failures:
+            script.set_outcome(LOAD, rid, attempt, fail=True)
+        for rid, attempt in self.unload_failures:
+            script.set_outcome(UNLOAD, rid, attempt, fail=True)
+        return script
+
+    def describe(self) -> str:
+        """A readable listing of the program."""
+        lines = [
+            f"max_size={self.max_size}, preload={list(self.preload)}, "
+            f"load failures={list(self.load_failures)}, "
+            f"clear_cache failures={list(self.unload_failures)}"
+        ]
+        for index, program in enumerate(self.programs):
+            lines.append(f"  T{index}: " + "; ".join(map(str, program)))
+        return "\n".join(lines)
+
+
+_RESOLVED_IDS: Final = tuple(sorted({resolve(m, a) for m in IDS for a in ALIASES}))
+
+
+def kinds_for(capabilities: frozenset[str]) -> tuple[str, ...]:
+    """The operation kinds a stack with `capabilities` supports."""
+    needs = {"refresh": "refresh", "pin": "pins", "lease": "leases", "acquire": "leases"}
+    return tuple(k for k in OPERATION_KINDS if k not in needs or needs[k] in capabilities)
+
+
+def _ops(kinds: tuple[str, ...], pins: bool) -> st.SearchStrategy[Op]:
+    ids = st.sampled_from(IDS)
+    keys = st.sampled_from(_RESOLVED_IDS)
+    aliases = st.sampled_from(ALIASES)
+    pin = st.booleans() if pins else st.just(False)
+    choices = {
+        "add": st.builds(Op, st.just("add"), ids, aliases, pin),
+        "remove": st.builds(Op, st.just("remove"), keys),
+        "lease": st.builds(Op, st.just("lease"), keys),
+        "acquire": st.builds(Op, st.just("acquire"), ids, aliases),
+        "refresh": st.builds(Op, st.just("refresh"), keys),
+        "pin": st.builds(Op, st.just("pin"), keys),
+    }
+    return st.one_of(*(choices[k] for k in OPERATION_KINDS if k in kinds))
+
+
+def examples(
+    *,
+    max_threads: int = 3,
+    max_ops: int = 3,
+    max_size: int = 3,
+    capabilities: frozenset[str] | None = None,
+) -> st.SearchStrategy[Example]:
+    """Concurrent programs: 2..`max_threads` threads of 1..`max_ops` operations.
+
+    Only operations the `capabilities` support are drawn (all by default).
+    Shrinks towards fewer threads/operations, `add` operations, the first
+    ids, no failures and a small cache.
+    """
+    caps = CAPABILITIES if capabilities is None else frozenset(capabilities)
+    kinds = kinds_for(caps)
+    failures = st.lists(
+        st.tuples(st.sampled_from(_RESOLVED_IDS), st.integers(1, 2)), max_size=2, unique=True
+    )
+    return st.builds(
+        Example,
+        max_size=st.integers(1, max_size) if "capacity" in caps else st.just(UNBOUNDED),
+        preload=st.lists(st.sampled_from(IDS), max_size=2, unique=True).map(tuple),
+        load_failures=failures.map(tuple),
+        unload_failures=failures.map(tuple),
+        programs=st.lists(
+            st.lists(_ops(kinds, "pins" in caps), min_size=1, max_size=max_ops).map(tuple),
+            min_size=2,
+            max_size=max_threads,
+        ).map(tuple),
+    )
+
+
+class DataScheduleStrategy:
+    """A lockstep strategy whose every choice is drawn from Hypothesis data.
+
+    The runnable threads are ordered "current thread first, then by index",
+    and the draw is an index into that order, so the value Hypothesis shrinks
+    towards (0) means "no preemption".  Timeouts are offered only when no
+    thread can run (with the long lock timeouts used here a timeout then is
+    the only way on), unless `timeouts=True`.  A single choice is taken
+    without drawing.
+
+    Draws go straight to the test's `ConjectureData` (`data.conjecture_data`)
+    because `choose` runs on a lockstep worker thread, where Hypothesis'
+    `data.draw` refuses to record notes; lockstep runs exactly one thread at
+    a time, so the draws are sequential and deterministic.
+    """
+
+    name = "hypothesis-data"
+    seed = None
+
+    def __init__(self, data: Any, *, timeouts: bool = False) -> None:
+        self._conjecture = getattr(data, "conjecture_data", data)
+        if not callable(getattr(self._conjecture, "draw_integer", None)):
+            raise TypeError(
+                f"data must be a Hypothesis st.data() object or ConjectureData (got {data!r})"
+            )
+        self.timeouts = timeouts
+        self.draws: list[int] = []
+
+    def begin_execution(self) -> None:
+        """Nothing to prepare."""
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        """Draw an index into the runnable threads, current thread first."""
+        runs = [c for c in choices if c.kind == "run"]
+        pool = runs if runs and not self.timeouts else list(choices)
+        pool.sort(key=lambda c: (c.kind != "run", c.thread != step.current, c.thread))
+        if len(pool) == 1:
+            return pool[0]
+        index = self._conjecture.draw_integer(0, len(pool) - 1)
+        self.draws.append(index)
+        return pool[index]
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        """One execution per example."""
+        return False
+
+
+class ConcurrentCheckFailed(AssertionError):
+    """An example failed: `invariant` (e.g. "I2"), `example`, lockstep `failure`.
+
+    What is raised is a subclass per invariant (or failure kind), e.g.
+    `ConcurrentCheckFailed_I2`: Hypothesis tells bugs apart by exception type
+    and location, so each invariant is shrunk on its own and a shrink never
+    drifts from one invariant's failure to another's.
+    """
+
+    def __init__(self, message: str, *, invariant: str | None, example: Example, failure: Any):
+        super().__init__(message)
+        self.invariant = invariant
+        self.example = example
+        self.failure = failure
+
+
+_FAILURE_CLASSES: dict[str, type[ConcurrentCheckFailed]] = {}
+
+
+def failure_class(key: str) -> type[ConcurrentCheckFailed]:
+    """The `ConcurrentCheckFailed` subclass raised for invariant (or failure kind) `key`."""
+    cls = _FAILURE_CLASSES.get(key)
+    if cls is None:
+        name = f"ConcurrentCheckFailed_{key}"
+        cls = type(name, (ConcurrentCheckFailed,), {"__module__": __name__, "__qualname__": name})
+        _FAILURE_CLASSES[key] = cls
+    return cls
+
+
+def _live(ghost: Ghost, resolved_id: str) -> bool:
+    """P(X): some model of X is constructed, not torn down, and no clear_cache of X runs."""
+    if ghost.clearing.get(resolved_id, 0):
+        return False
+    return any(m.resolved_id == resolved_id and not m.torn_down for m in list(ghost.models))
+
+
+def check_add_returned(ghost: Ghost, resolved_id: str, *, live_at_call: bool, since: int) -> None:
+    """I3 in its concurrent form: `add_model(X)` returned normally.
+
+    At some instant during the call, X must have had a live model that was
+    not being torn down.  That instant is the call itself (`live_at_call`),
+    the return (checked now), or a moment made live by an event in between:
+    a construction of X finishing or a failed `clear_cache` of X.  (Checking
+    "registered and live at return" would be wrong under concurrency: the
+    add's last lock release is a switch point, after which another thread
+    may legitimately start removing X.)  Catches B4: an add answered from an
+    unlocked fast path while X's `clear_cache` runs from before the call to
+    after the return.
+    """
+    if live_at_call or _live(ghost, resolved_id):
+        return
+    with ghost._lock:
+        events = ghost.events[since:]
+    if any(
+        e.resolved_id == resolved_id and e.kind in ("construct_end", "clear_fail") for e in events
+    ):
+        return
+    raise InvariantViolation(
+        "I3",
+        f"add_model({resolved_id!r}) returned, but at no instant of the call did "
+        f"{resolved_id!r} have a live model that was not being torn down",
+        resolved_id=resolved_id,
+        clearing=dict(ghost.clearing),
+    )
+
+
+@attrs.define
+class _Execution:
+    """The state one lockstep execution builds (fresh per execution)."""
+
+    example: Example
+    adapter: ManagerAdapter
+    ghost: Ghost
+    stack: Any
+    history: HistoryRecorder
+    snapshot: Callable[[], Snapshot]
+
+
+def _overflow_slack(stack: Any) -> int:
+    stats = getattr(stack, "statistics", None)
+    value = getattr(stats(), "pinned_overflow", 0) if callable(stats) else 0
+    return int(value) if isinstance(value, int) else 0
+
+
+def _state_invariants(run: _Execution) -> None:
+    """The invariants that hold at every switch point."""
+    snap = run.snapshot()
+    caps = run.adapter.capabilities
+    check_i2(snap, run.ghost)
+    check_i13(snap, run.ghost)
+    check_i7(snap, run.ghost, quiescent=False)
+    if "lifecycle" in caps:
+        check_i1(snap, run.ghost)
+    if "lru" in caps:
+        check_i4(snap, run.ghost, quiescent=False)
+    if "capacity" in caps and snap.max_size is not None:
+        # An admission over capacity (only pinned/leased models left) stays
+        # until the next cold add evicts; once the lease is given back it is
+        # no longer "protected", so the counted overflows are slack.
+        check_i11(snap, run.ghost, slack=_overflow_slack(run.stack))
+
+
+def _perform(run: _Execution, process: str, op: Op) -> None:
+    """Run one operation on the current (lockstep) thread, recording its history."""
+    stack, ghost, history = run.stack, run.ghost, run.history
+    rid = op.resolved_id
+    if op.kind in ("lease", "acquire"):
+        _perform_lease(run, process, op)
+        return
+    spec_input: tuple[Any, ...]
+    call: Callable[[], object]
+    if op.kind == "add":
+        spec_input = ("add", op.model_id, op.alias, op.pin)
+        kwargs: dict[str, Any] = {"model_id_alias": op.alias}
+        if op.pin:
+            kwargs["pin"] = True
+        call = lambda: stack.add_model(op.model_id, **kwargs)  # noqa: E731
+    elif op.kind == "remove":
+        spec_input, call = ("remove", rid), lambda: stack.remove(rid)
+    elif op.kind == "refresh":
+        spec_input, call = ("refresh", rid), lambda: stack.refresh(rid)
+    elif op.kind == "pin":
+        spec_input, call = ("pin", rid), lambda: stack.pin_model(rid)
+    else:  # pragma: no cover - examples() draws only the kinds above
+        raise ValueError(f"unknown operation kind {op.kind!r}")
+    live_at_call = _live(ghost, rid)
+    since = ghost.mark()
+    pending = history.invoke(process, spec_input)
+    try:
+        value = call()
+    except Exception as error:
+        history.respond(pending, encode_outcome(error=error))
+        return
+    history.respond(pending, encode_outcome(value))
+    if op.kind == "add":
+        check_add_returned(ghost, rid, live_at_call=live_at_call, since=since)
+
+
+def _perform_lease(run: _Execution, process: str, op: Op) -> None:
+    stack, ghost, history = run.stack, run.ghost, run.history
+    rid = op.resolved_id
+    if op.kind == "lease":
+        spec_input: tuple[Any, ...] = ("lease", rid)
+        manager = stack.lease(rid)
+    else:
+        spec_input = ("acquire", op.model_id, op.alias)
+        manager = stack.acquire(op.model_id, model_id_alias=op.alias)
+    pending = history.invoke(process, spec_input)
+    try:
+        model = manager.__enter__()
+    except Exception as error:
+        history.respond(pending, encode_outcome(error=error))
+        return
+    history.respond(pending, encode_outcome(getattr(model, "token", model)))
+    if getattr(model, "torn_down", False) or ghost.clearing.get(rid, 0):
+        raise InvariantViolation(
+            "I13", f"{op.kind}({rid!r}) handed out a model being torn down: {model!r}"
+        )
+    try:
+        with ghost.use(model):
+            # The inference: another thread may run while the model is in use.
+            lockstep.checkpoint(f"infer:{rid}", resource=rid)
+    finally:
+        release = history.invoke(process, ("release", rid))
+        manager.__exit__(None, None, None)
+        history.respond(release, ("ok", None))
+
+
+def _scenario(
+    example: Example, adapter: ManagerAdapter, box: list[_Execution]
+) -> Callable[[], None]:
+    def scenario() -> None:
+        script = example.script()
+        registry = ScriptedRegistry(script)
+        stack = adapter.build(
+            registry,
+            max_size=example.max_size,
+            lock_timeout=LOCK_TIMEOUT,
+            queue_lock_timeout=LOCK_TIMEOUT,
+        )
+        run = _Execution(
+            example=example,
+            adapter=adapter,
+            ghost=registry.ghost,
+            stack=stack,
+            history=HistoryRecorder(),
+            snapshot=lambda: adapter.snapshot(stack),
+        )
+        box.append(run)
+        for model_id in example.preload:
+            _perform(run, "setup", Op("add", model_id))
+
+        def state_invariants() -> None:
+            _state_invariants(run)
+
+        lockstep.add_invariant(state_invariants)
+        threads = [
+            lockstep.spawn(_program, run, f"T{index}", program, name=f"T{index}")
+            for index, program in enumerate(example.programs)
+        ]
+        for thread in threads:
+            thread.join()
+        _quiescent_invariants(run)
+
+    return scenario
+
+
+def _program(run: _Execution, process: str, program: tuple[Op, ...]) -> None:
+    for op in program:
+        _perform(run, process, op)
+
+
+def _quiescent_invariants(run: _Execution) -> None:
+    snap = run.snapshot()
+    report = check_all(snap, run.ghost, quiescent=True, capabilities=run.adapter.capabilities)
+    for violation in report.violated:
+        if violation.invariant != "I11":
+            raise violation
+        # check_all judges I11 without slack; an admission over capacity made
+        # while the others were leased legitimately outlives the lease.
+        check_i11(snap, run.ghost, slack=_overflow_slack(run.stack))
+    initial = initial_state(max_size=run.example.max_size, script=run.example.script())
+    check_linearizable(run.history, initial=initial, max_steps=200_000)
+
+
+def _invariant_of(failure: Any) -> str | None:
+    exc = getattr(failure, "exception", None)
+    name = getattr(exc, "invariant", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(exc, InvariantSkipped):
+        return None
+    return None
+
+
+def run_example(
+    example: Example,
+    data: Any,
+    *,
+    adapter: ManagerAdapter | None = None,
+    max_steps: int = 5_000,
+) -> int:
+    """Run `example` as one lockstep execution, its schedule drawn from `data`.
+
+    Returns the number of steps.  Raises `ConcurrentCheckFailed` (with the
+    program, the violated invariant and the swimlanes) on any failure:
+    an invariant violation, an unexpected exception, a deadlock or the step
+    limit.
+    """
+    adapter = adapter if adapter is not None else CoreAdapter(0)
+    strategy = DataScheduleStrategy(data)
+    box: list[_Execution] = []
+    result = lockstep.explore(
+        _scenario(example, adapter, box),
+        strategy=strategy,
+        budget=1,
+        shrink=False,
+        patch=adapter.patch_modules(),
+        max_steps=max_steps,
+        scenario_id="stateful_tests.concurrent_machine:run_example",
+        progress=False,
+    )
+    failure = result.failure
+    if failure is None:
+        return int(result.steps)
+    invariant = _invariant_of(failure)
+    history = ""
+    if box:
+        history = "\n".join(
+            f"  {op.process}: {op.input!r} -> {op.output!r} [{op.call}, {op.ret}]"
+            for op in box[0].history.history()
+        )
+    message = (
+        f"concurrent check failed on adapter {adapter.name!r}"
+        f" ({invariant or failure.kind}): {failure.message}\n\n"
+        f"Program:\n{example.describe()}\n\nHistory (process: input -> output [call, return]):\n"
+        f"{history}\n\nInterleaving ({len(failure.trace)} steps, "
+        f"{failure.trace.preemptions} preemptions; drawn choices {strategy.draws}):\n"
+        f"{failure.trace.swimlanes()}\n\n"
+        "Reproduce: rerun the test (the Hypothesis database replays it) or paste the "
+        "@reproduce_failure blob Hypothesis printed."
+    )
+    cls = failure_class(invariant or failure.kind)
+    raise cls(message, invariant=invariant, example=example, failure=failure)

@@ -1,0 +1,213 @@
+"""Mutation-test the core (mutmut 3) with a stated subset of operators.
+
+Usage (from the repository root)::
+
+    python3 tools/mutation/run.py [--workdir DIR] [--max-children N] [MUTANT ...]
+
+What it does, and why:
+
+* Copies the project (``src/``, ``models_spec/``, ``tests/``, ``pyproject.toml``)
+  into ``--workdir`` (default: a fresh temporary directory) and runs mutmut
+  *there*, so the working tree is never touched (several people edit it at
+  once) and nothing needs a ``[tool.mutmut]`` table in the shared
+  ``pyproject.toml``: the configuration is the ``setup.cfg`` this script
+  writes into the copy (``MUTMUT_CONFIG`` below).
+* mutmut 3 has no option to choose operators, so the script removes the
+  excluded ones from ``mutmut.mutation.mutators.mutation_operators`` before
+  calling mutmut's own command line (``EXCLUDED_OPERATORS`` below; the
+  mutant generator forks, so the filtered list is what it uses).
+* Lines that only log or that are the text of an error message are not
+  mutated (``do_not_mutate_patterns``): changing them cannot change
+  behaviour that the invariants describe.
+* After the run, writes ``summary.json`` and ``summary.txt`` in the workdir:
+  per module the counts by status and the score, and every survivor.
+
+Re-running with the same ``--workdir`` and mutant names re-tests just those
+mutants (after adding a killing test, copy it over with ``--refresh-tests``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MODULES = (
+    "src/modelmanager/lifecycle.py",
+    "src/modelmanager/manager.py",
+    "src/modelmanager/decorators/fixed_size_cache.py",
+    "src/modelmanager/leases.py",
+)
+"""The modules mutated (the lifecycle, the manager, the cache, and leases)."""
+
+TEST_SELECTION = (
+    "tests/core",
+    "tests/core_threads",
+    "tests/spec",
+    "tests/core_mutation",
+)
+"""The fast invariant suite each mutant is tested against (seconds per mutant)."""
+
+EXCLUDED_OPERATORS = (
+    "operator_string",  # message text and labels: no behaviour depends on them
+    "operator_symmetric_string_methods_swap",  # lower/upper: no such calls here
+    "operator_unsymmetrical_string_methods_swap",  # lstrip/rstrip...: none here
+)
+"""mutmut operators left out; every other mutmut 3 operator is applied."""
+
+COPIED = ("src", "models_spec", "benchmarks", "tests", "pyproject.toml")
+
+MUTMUT_CONFIG = """\
+[mutmut]
+source_paths =
+    src/modelmanager/
+also_copy =
+    models_spec/
+    benchmarks/
+only_mutate =
+{only}
+pytest_add_cli_args_test_selection =
+{tests}
+pytest_add_cli_args =
+    -p
+    no:cacheprovider
+    -q
+do_not_mutate_patterns =
+    logger\\.
+    ^\\s*f?"[^"]*"\\s*,?\\s*$
+    ^\\s*f?"[^"]*"\\s*\\)\\s*$
+use_git_change_detection = false
+timeout_multiplier = 10.0
+"""
+
+BOOTSTRAP = f"""
+import sys
+from mutmut.mutation import mutators
+excluded = set({EXCLUDED_OPERATORS!r})
+mutators.mutation_operators[:] = [
+    (node, op) for node, op in mutators.mutation_operators if op.__name__ not in excluded
+]
+from mutmut.__main__ import cli
+sys.argv = ["mutmut", *sys.argv[1:]]
+cli()
+"""
+
+
+def prepare(workdir: Path, *, refresh_tests: bool) -> None:
+    """Copy the project into ``workdir`` and write mutmut's configuration there."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        source, target = ROOT / name, workdir / name
+        if target.exists() and not (refresh_tests and name in ("tests", "models_spec")):
+            continue
+        if target.exists():
+            shutil.rmtree(target)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif source.exists():
+            shutil.copy2(source, target)
+    if refresh_tests and (workdir / "mutants").is_dir():
+        # mutmut runs the tests from its own copy: keep it in step too.
+        for name in ("tests", "models_spec"):
+            target = workdir / "mutants" / name
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(
+                ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
+    only = "\n".join(f"    {m.removeprefix('src/')}" for m in MODULES)
+    only = "\n".join(f"    {m}" for m in MODULES) + "\n" + only
+    tests = "\n".join(f"    {t}" for t in TEST_SELECTION if (ROOT / t).is_dir())
+    (workdir / "setup.cfg").write_text(MUTMUT_CONFIG.format(only=only, tests=tests))
+
+
+def mutmut(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run mutmut (with the operator filter) in ``workdir``."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run(
+        [sys.executable, "-c", BOOTSTRAP, *args],
+        cwd=workdir,
+        env=env,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+
+
+def module_of(mutant: str) -> str:
+    """``modelmanager.lifecycle.xǁLifecycleTableǁhold__mutmut_3`` -> ``modelmanager.lifecycle``."""
+    head = mutant.split("__mutmut_", maxsplit=1)[0]
+    parts = head.split(".")
+    return ".".join(p for p in parts if not p.startswith(("x_", "xǁ")))
+
+
+def summarise(workdir: Path) -> dict[str, object]:
+    """Read every mutant's status; write summary.json / summary.txt; return the summary."""
+    listing = mutmut(workdir, "results", "--all", "true")
+    statuses: dict[str, str] = {}
+    for line in listing.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and "__mutmut_" in name:
+            statuses[name] = status
+    per_module: dict[str, Counter[str]] = defaultdict(Counter)
+    survivors: dict[str, list[str]] = defaultdict(list)
+    for name, status in sorted(statuses.items()):
+        module = module_of(name)
+        per_module[module][status] += 1
+        if status not in ("killed", "timeout"):
+            survivors[module].append(f"{name}: {status}")
+    modules: dict[str, object] = {}
+    lines = []
+    for module, counts in sorted(per_module.items()):
+        total = sum(counts.values())
+        killed = counts["killed"] + counts["timeout"]
+        score = killed / total if total else 0.0
+        modules[module] = {"counts": dict(counts), "total": total, "score": round(score, 4)}
+        lines.append(f"{module}: {killed}/{total} killed ({score:.1%}) {dict(counts)}")
+        lines.extend(f"    SURVIVOR {s}" for s in survivors[module])
+    summary = {
+        "modules": modules,
+        "survivors": dict(survivors),
+        "excluded_operators": list(EXCLUDED_OPERATORS),
+        "tests": list(TEST_SELECTION),
+    }
+    (workdir / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False))
+    (workdir / "summary.txt").write_text("\n".join(lines) + "\n")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument(
+        "--refresh-tests", action="store_true", help="copy tests/ and models_spec/ again"
+    )
+    parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("mutants", nargs="*", help="re-test only these mutants")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="modelmanager-mutation-"))
+    workdir = workdir.resolve()
+    print(f"workdir: {workdir}", flush=True)
+    prepare(workdir, refresh_tests=args.refresh_tests)
+    if not args.summary_only:
+        run = mutmut(workdir, "run", "--max-children", str(args.max_children), *args.mutants)
+        (workdir / "mutmut-run.log").write_text(run.stdout + "\n--- stderr ---\n" + run.stderr)
+        if run.returncode:
+            print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
+            print(f"mutmut run exited with {run.returncode}", file=sys.stderr)
+            return run.returncode
+    print((workdir / "summary.txt").read_text() if summarise(workdir) else "", end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
