@@ -111,6 +111,10 @@ def test_usage_errors_exit_2():
     assert run_cli("frobnicate")[0] == cli.EXIT_USAGE
     assert run_cli("explore", "samples.cli_scenarios:correct", "--budget", "0")[0] == 2
     assert run_cli("explore", "samples.cli_scenarios:correct", "--strategy", "nope")[0] == 2
+    code, _ = run_cli(
+        "explore", "samples.cli_scenarios:correct", "--strategy", "dfs", "--depth", "2"
+    )
+    assert code == cli.EXIT_USAGE
 
 
 @attrs.define

@@ -153,6 +153,8 @@ def test_registry_and_errors():
     assert isinstance(make_strategy("dfs", preemption_bound=1), DFSStrategy)
     with pytest.raises(lockstep.InvalidArgument, match="unknown strategy 'bogus'"):
         make_strategy("bogus")
+    with pytest.raises(lockstep.InvalidArgument, match="does not accept the option"):
+        make_strategy("dfs", depth=3)
     with pytest.raises(lockstep.InvalidArgument, match="depth must be >= 1"):
         PCTStrategy(depth=0)
     with pytest.raises(lockstep.InvalidArgument, match="preemption_bound"):

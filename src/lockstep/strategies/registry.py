@@ -17,6 +17,16 @@ STRATEGY_NAMES = ("dfs", "dpor", "pct", "random")
 
 
 def make_strategy(name: str, *, seed: int | None = 0, **options: Any) -> Strategy:
+    """See :func:`_make`; an option the strategy does not take is an InvalidArgument."""
+    try:
+        return _make(name, seed=seed, **options)
+    except TypeError as exc:
+        raise InvalidArgument(
+            f"strategy {name!r} does not accept the option(s) {sorted(options)}: {exc}"
+        ) from exc
+
+
+def _make(name: str, *, seed: int | None = 0, **options: Any) -> Strategy:
     """Build the strategy called ``name`` (one of STRATEGY_NAMES).
 
     ``seed`` goes to the seeded ones (random, pct); ``options`` to the constructor
