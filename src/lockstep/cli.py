@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from lockstep.errors import LockstepError, ScenarioImportError
 from lockstep.explore import explore, replay
-from lockstep.failure import Failure
+from lockstep.failure import Failure, format_exception
 from lockstep.results import ExecutionResult
 from lockstep.schedule import Schedule, choices_to_string
 from lockstep.strategies.registry import STRATEGY_NAMES, make_strategy
@@ -148,15 +148,21 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
     if render is None:
         raise _InputError("lockstep.html has no render_html(rows, ...) yet")
     extra: list[tuple[str, str]] = []
-    if result.failure is not None:
-        extra.append(("Failure", f"{result.failure.kind}: {result.failure.message}"))
-        if result.failure.deadlock:
-            extra.append(("Blocked threads", result.failure.deadlock_table()))
+    message: str | None = None
+    failure = result.failure
+    if failure is not None:
+        message = f"{failure.kind}: {failure.message}"
+        if failure.exception is not None and failure.kind in ("exception", "invariant"):
+            extra.append(("Traceback", format_exception(failure.exception)))
+        if failure.deadlock:
+            extra.append(("Blocked threads", failure.deadlock_table()))
+    extra.append(("Replay", f"lockstep replay '{schedule.to_string()}'"))
     text = render(
         result.trace.to_rows(),
         title=f"lockstep: {schedule.scenario_id or 'schedule'}",
         thread_names=list(result.trace.thread_names),
         extra_sections=tuple(extra),
+        failure_message=message,
     )
     Path(path).write_text(str(text), encoding="utf-8")
 

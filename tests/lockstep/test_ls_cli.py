@@ -85,8 +85,10 @@ def test_show_html_writes_a_timeline(tmp_path):
     out = tmp_path / "timeline.html"
     code, text = run_cli("show", str(path), "--html", str(out))
     assert code == cli.EXIT_OK, text
-    assert out.exists()
-    assert "<" in out.read_text()
+    html = out.read_text()
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert "lost update: 1" in html  # the failure box
+    assert "Blocked threads" not in html
 
 
 def test_bad_inputs_exit_3(tmp_path, capsys):
