@@ -106,8 +106,10 @@ def explore(
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
     point of every execution. ``patch`` modules have their threading/time/queue names
     swapped for the whole exploration. ``granularity="line"`` adds a switch point at
-    every line of ``line_modules``. Raises InvalidArgument/InvalidArgumentType for bad
-    arguments (before running anything).
+    every line of ``line_modules`` (such schedules follow the interpreter's line events
+    and may not replay on another CPython version; "op" schedules do). Step-limit,
+    divergence and nondeterminism failures are not shrunk. Raises InvalidArgument /
+    InvalidArgumentType for bad arguments (before running anything).
     """
     check_scenario(scenario)
     positive_int("budget", budget)
