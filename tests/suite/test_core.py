@@ -53,9 +53,9 @@ def test_bare_manager_skips_scenarios_needing_an_lru() -> None:
 
 @pytest.mark.xfail(
     reason=(
-        "core finding: two concurrent cold adds of one id; while one add's eviction of the "
-        "least-recent model is in flight the other picks the next victim, so a failed (or "
-        "successful) eviction leaves more evicted than any sequential order (I15)"
+        "core finding (reported): a cold add's model is visible (getitem, keys) before its "
+        "LRU position is fixed at commit, so a concurrent hit or load committed in between "
+        "ends up less recent than any sequential order allows (I15 on the final lru)"
     ),
     strict=True,
 )
