@@ -74,9 +74,13 @@ class LenientReplay:
         return False
 
 
-def scenario_id_for(scenario: Scenario) -> str:
-    """The id recorded in schedules: ``models_spec.scenarios:<scenario id>``."""
-    return f"models_spec.scenarios:{scenario.id}"
+def scenario_id_for(scenario: Scenario, adapter: ManagerAdapter) -> str:
+    """The id recorded in schedules, resolvable by ``lockstep replay``.
+
+    ``models_spec.replayable:<scenario id>@<adapter name>`` (see
+    `models_spec.replayable`).
+    """
+    return f"models_spec.replayable:{scenario.id}@{adapter.name}"
 
 
 def failure_label(failure: lockstep.Failure | None) -> str:
@@ -84,10 +88,10 @@ def failure_label(failure: lockstep.Failure | None) -> str:
     if failure is None:
         return ""
     if failure.kind == "invariant" and failure.invariant:
-        return failure.invariant
+        return str(failure.invariant)
     if failure.exception is not None and failure.kind == "exception":
         return type(failure.exception).__name__
-    return failure.kind
+    return str(failure.kind)
 
 
 @attrs.frozen
@@ -158,7 +162,7 @@ def explore_scenario(
         budget=budget,
         patch=adapter.patch_modules(),
         max_steps=max_steps,
-        scenario_id=scenario_id_for(scenario),
+        scenario_id=scenario_id_for(scenario, adapter),
         shrink=shrink,
         progress=False,
     )
@@ -200,7 +204,7 @@ def follow_scenario(
         budget=1,
         patch=adapter.patch_modules(),
         max_steps=max(DEFAULT_MAX_STEPS, 2 * len(schedule.choices)),
-        scenario_id=scenario_id_for(scenario),
+        scenario_id=scenario_id_for(scenario, adapter),
         shrink=False,
         progress=False,
     )

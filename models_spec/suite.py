@@ -180,7 +180,9 @@ def plan_jobs(
     (the first one runs every mode, the others PCT only).
     """
     selected = {sid: get_scenario(sid) for sid in (scenarios or SCENARIOS)}
-    registry = VARIANTS if variants is None else variants
+    registry: Mapping[str, Callable[[], ManagerAdapter]] = (
+        VARIANTS if variants is None else variants
+    )
     budget = options.budget or DEFAULT_BUDGET
     seed = options.seed if options.seed is not None else 0
     out = str(options.output_dir or DEFAULT_OUTPUT_DIR)
@@ -200,11 +202,11 @@ def plan_jobs(
         )
 
     if options.target is not None:
-        for scenario in selected:
+        for scenario_id in selected:
             jobs.append(
                 Job(
                     len(jobs),
-                    scenario,
+                    scenario_id,
                     target_name or options.target,
                     "target",
                     strategies,
@@ -225,7 +227,7 @@ def plan_jobs(
             add(scenario_id, f"core-depth{depth}", "core", modes, budget)
         if scenario.supported_by(bare) and scenario.bugs:
             add(scenario_id, bare.name, "core", strategies, budget)
-    for bug, factory in registry.items():
+    for bug, factory in dict(registry).items():
         named = _named_for(bug)
         if named.id not in selected:
             continue

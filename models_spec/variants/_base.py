@@ -75,7 +75,7 @@ def bare_manager(manager_cls: Any) -> StackBuilder:
     return build
 
 
-@attrs.frozen
+@attrs.define
 class VariantAdapter:
     """The adapter of one known-bug variant (`bug` e.g. "B4", `module` its module name)."""
 

@@ -2,7 +2,8 @@
 
 Upstream deleted an id's lock entry from the table itself instead of counting
 reservations.  `RetiringTable` is the core's `LifecycleTable` with one
-method, `hold`, replaced by a copy that retires the entry when
+method, `hold`, replaced by a small copy (reserve, bounded wait, depth
+under the state lock, release) that also retires the entry when
 `retire_while_holding` / `retire_after_release` say so; the three variants
 differ only in those two answers.  `manager_with(table_cls)` swaps the table
 into a `ModelManager` (construction wiring, no behaviour).
@@ -10,8 +11,6 @@ into a `ModelManager` (construction wiring, no behaviour).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from modelmanager import LockTimeout, ModelManager
@@ -31,33 +30,50 @@ class RetiringTable(LifecycleTable):
         """Whether the holder deletes the entry right after releasing its lock."""
         return False
 
-    def _retire(self, entry: Any) -> None:
+    def retire(self, entry: Any) -> None:
+        """Delete `entry` from the table if it is still the current one."""
+        resolved_id: str = entry.resolved_id
         with self._state_lock:
-            if self._entries.get(entry.resolved_id) is entry:
-                del self._entries[entry.resolved_id]
+            if self._entries.get(resolved_id) is entry:
+                del self._entries[resolved_id]
 
-    @contextmanager
-    def hold(self, resolved_id: str, timeout: float) -> Iterator[None]:
-        """The core's `hold`, plus the retirement upstream did by hand."""
-        entry = self._reserve(resolved_id)
-        try:
-            if not entry.lock.acquire(timeout=timeout):
-                raise LockTimeout(f"the lifecycle lock of model {resolved_id!r}", timeout)
-            outermost = entry.depth == 0
-            failed = True
-            try:
-                entry.depth += 1
-                yield
-                failed = False
-            finally:
-                entry.depth -= 1
-                if outermost and self.retire_while_holding(failed):
-                    self._retire(entry)
-                entry.lock.release()
-                if outermost and self.retire_after_release(failed):
-                    self._retire(entry)
-        finally:
-            self._release_reservation(entry)
+    def hold(self, resolved_id: str, timeout: float) -> Any:
+        """The core's `hold` (reserve, bounded wait, release), plus upstream's retirement."""
+        return _RetiringHold(self, resolved_id, timeout)
+
+
+class _RetiringHold:
+    """One use of `RetiringTable.hold` (a context manager, like the core's)."""
+
+    def __init__(self, table: RetiringTable, resolved_id: str, timeout: float) -> None:
+        self._table = table
+        self._resolved_id = resolved_id
+        self._timeout = timeout
+        self._entry: Any = None
+        self._outermost = False
+
+    def __enter__(self) -> None:
+        table = self._table
+        entry = table._reserve(self._resolved_id)
+        if not entry.lock.acquire(True, self._timeout):
+            table._release_reservation(entry)
+            raise LockTimeout(f"the lifecycle lock of model {self._resolved_id!r}", self._timeout)
+        with table._state_lock:
+            self._outermost = entry.depth == 0
+            entry.depth += 1
+        self._entry = entry
+
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        table, entry = self._table, self._entry
+        failed = exc_type is not None
+        with table._state_lock:
+            entry.depth -= 1
+        if self._outermost and table.retire_while_holding(failed):
+            table.retire(entry)
+        entry.lock.release()
+        if self._outermost and table.retire_after_release(failed):
+            table.retire(entry)
+        table._release_reservation(entry)
 
 
 def manager_with(table_cls: type[RetiringTable]) -> type[ModelManager]:

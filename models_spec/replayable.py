@@ -1,0 +1,64 @@
+"""Scenario callables by name, so ``lockstep replay`` can find a saved schedule's scenario.
+
+Schedules written by the suite, the corpus recorder and `models_spec.check`
+carry ``scenario_id = "models_spec.replayable:<scenario id>@<implementation>"``;
+``lockstep replay FILE --patch ...`` (the exact command is in every failure's
+report) imports this module and asks it for that attribute, which is the
+scenario built for that implementation: ``core-depth0`` ... ``core-depth3``,
+``core-bare-manager`` or a known-bug variant's name.  A ``--target`` adapter
+cannot be named here; replay its schedules with
+``lockstep.replay(scenario.build(adapter), schedule, patch=adapter.patch_modules())``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from models_spec.adapter import BareManagerAdapter, CoreAdapter, ManagerAdapter
+from models_spec.scenarios import ScenarioError, get_scenario
+from models_spec.variants import VARIANTS
+
+__all__ = ["replay_name", "resolve"]
+
+
+def replay_name(scenario_id: str, implementation: str) -> str:
+    """The attribute name for `scenario_id` on `implementation`."""
+    return f"{scenario_id}@{implementation}"
+
+
+def _adapter(implementation: str) -> ManagerAdapter | None:
+    if implementation.startswith("core-depth"):
+        suffix = implementation.removeprefix("core-depth")
+        return CoreAdapter(int(suffix)) if suffix.isdigit() else None
+    if implementation == BareManagerAdapter().name:
+        return BareManagerAdapter()
+    for factory in VARIANTS.values():
+        adapter = factory()
+        if adapter.name == implementation:
+            return adapter
+    return None
+
+
+def resolve(name: str) -> Callable[[], None]:
+    """The scenario callable called `name` ("<scenario id>@<implementation>").
+
+    Raises AttributeError (what ``getattr`` on this module raises) naming the
+    problem.
+    """
+    scenario_id, sep, implementation = name.rpartition("@")
+    adapter = _adapter(implementation) if sep else None
+    if adapter is None:
+        raise AttributeError(
+            f"{name!r} is not '<scenario id>@<implementation>' with a known implementation"
+        )
+    try:
+        scenario = get_scenario(scenario_id)
+    except ScenarioError as error:
+        raise AttributeError(str(error)) from None
+    return scenario.build(adapter)
+
+
+def __getattr__(name: str) -> Callable[[], None]:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return resolve(name)
