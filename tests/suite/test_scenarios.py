@@ -1,0 +1,81 @@
+"""Scenario values: validation, determinism, capabilities, and the per-run world."""
+
+from __future__ import annotations
+
+import pytest
+
+import lockstep
+from lockstep.suites import SuiteOptions
+from models_spec.adapter import BareManagerAdapter, CoreAdapter
+from models_spec.scenarios import (
+    NAMED,
+    SCENARIOS,
+    Op,
+    ScenarioError,
+    get_scenario,
+    random_scenario,
+    random_scenarios,
+)
+from models_spec.suite import plan_jobs
+
+
+def test_every_named_scenario_has_one_bug_and_a_stable_id() -> None:
+    """Ids start with their bug and are unique; SCENARIOS holds the named ones first."""
+    for scenario_id, scenario in NAMED.items():
+        assert scenario_id == scenario.id
+        assert scenario_id.startswith(f"{scenario.bugs[0]}-")
+    assert list(SCENARIOS)[: len(NAMED)] == list(NAMED)
+    assert [s for s in SCENARIOS if s.startswith("random-")] == ["random-1", "random-2", "random-3"]
+
+
+def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
+    """Same seed, same scenario; another seed, another one."""
+    assert random_scenario(7) == random_scenario(7)
+    assert random_scenario(7) != random_scenario(8)
+    assert random_scenarios(2, first_seed=7) == (random_scenario(7), random_scenario(8))
+    assert get_scenario("random-42") == random_scenario(42)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: Op("explode", "X"), "op kind must be one of"),
+        (lambda: Op("add", ""), "non-empty model_id"),
+        (lambda: random_scenario(1, threads=0), "threads must be an int in 1..6"),
+        (lambda: random_scenario("1"), "seed must be an int"),  # type: ignore[arg-type]
+        (lambda: random_scenarios(-1), "count must be an int >= 0"),
+        (lambda: get_scenario("B99-nothing"), "unknown scenario 'B99-nothing'"),
+    ],
+)
+def test_bad_declarations_raise_scenario_error(call: object, message: str) -> None:
+    """Misdeclared scenarios and unknown ids raise ScenarioError naming the value."""
+    with pytest.raises(ScenarioError, match=message):
+        call()  # type: ignore[operator]
+
+
+def test_capabilities_decide_support() -> None:
+    """A scenario with refresh ops needs the refresh capability; the bare manager lacks it."""
+    scenario = NAMED["B13-phantom-from-refresh"]
+    assert {"lru", "refresh"} <= scenario.all_needs
+    assert scenario.supported_by(CoreAdapter(0))
+    assert not scenario.supported_by(BareManagerAdapter())
+    assert NAMED["B9-failed-multi-eviction"].all_needs >= {"pins", "capacity"}
+
+
+def test_built_scenario_runs_under_lockstep_and_names_itself() -> None:
+    """build(adapter) gives a zero-argument callable lockstep.explore runs."""
+    adapter = CoreAdapter(0)
+    run = NAMED["B12-lock-table-leak"].build(adapter)
+    assert run.__name__ == "scenario_B12-lock-table-leak"
+    result = lockstep.explore(run, budget=3, patch=adapter.patch_modules(), progress=False)
+    assert result.failure is None
+    assert result.executions == 3
+
+
+def test_strategy_option_narrows_every_job() -> None:
+    """--strategy pct: core depth 0 runs follow + pct, variants replay + pct."""
+    jobs = plan_jobs(SuiteOptions(strategy="pct"), scenarios=("B5-failed-remove-desyncs-lru",))
+    modes = {(j.implementation, j.modes) for j in jobs}
+    assert ("core-depth0", ("follow", "pct")) in modes
+    assert ("core-depth1", ("pct",)) in modes
+    assert ("variant-B5-failed-remove-desync", ("replay", "pct")) in modes
