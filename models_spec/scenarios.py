@@ -593,22 +593,22 @@ _NAMED: Final[tuple[Scenario, ...]] = (
     Scenario(
         "B1-remove-add-generation-split",
         ("B1",),
-        "R removes X while W and N add it: one generation, one constructor at a time",
-        [("R", [_remove("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
+        "R removes (then re-adds) X while W and N add it: one generation, one constructor",
+        [("R", [_remove("X"), _add("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
         Setup(preload=("X",)),
     ),
     Scenario(
         "B2-constructor-failure-split",
         ("B2",),
-        "H's constructor of X fails while W and N add X: no second generation",
-        [("H", [_add("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
+        "H's constructor of X fails (H retries) while W and N add X: no second generation",
+        [("H", [_add("X"), _add("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
         Setup(load_failures={"X": (1,)}),
     ),
     Scenario(
         "B3-dispose-after-release",
         ("B3",),
-        "R removes X, W and N add it: retiring the entry after release still splits",
-        [("R", [_remove("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
+        "R removes (then re-adds) X, W and N add it: retiring after release still splits",
+        [("R", [_remove("X"), _add("X")]), ("W", [_add("X")]), ("N", [_add("X")])],
         Setup(preload=("X",), lock_timeout=5.0),
     ),
     Scenario(
