@@ -304,7 +304,9 @@ def run_job(job: Job) -> Cell:
 
 
 def _cell(job: Job, results: list[ModeResult]) -> Cell:
-    failed = [r for r in results if r.kind]
+    # A divergence only says a recorded schedule no longer fits (stale corpus):
+    # it neither catches a variant nor fails the core.
+    failed = [r for r in results if r.kind and r.kind != "divergence"]
     executions = sum(r.executions for r in results)
     elapsed = sum(r.elapsed for r in results)
     caught_by = tuple(r.mode for r in failed if r.mode in lockstep.strategies.STRATEGY_NAMES)
@@ -384,13 +386,19 @@ def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _mode_word(result: ModeResult) -> str:
+    if result.kind == "divergence":
+        return "STALE corpus schedule (re-record: python3 -m models_spec.record_corpus)"
+    return result.label or "escaped"
+
+
 def _summary(cells: Sequence[Cell]) -> list[str]:
     lines: list[str] = []
     variants = [c for c in cells if c.role == "variant"]
     if variants:
         lines.append("Known-bug variants (search = caught without the recorded schedule):")
         for cell in variants:
-            by_mode = ", ".join(f"{r.mode}: {r.label or 'escaped'}" for r in cell.modes)
+            by_mode = ", ".join(f"{r.mode}: {_mode_word(r)}" for r in cell.modes)
             lines.append(f"  {cell.implementation}: {cell.verdict} [{by_mode}]")
         searched = sum(1 for c in variants if c.caught_by)
         lines.append(
