@@ -1,10 +1,16 @@
 """Lease counts per resolved id, and the bounded wait for them to drain.
 
-A lease says "this model is in use; do not unload it". The count lives on the
-innermost manager. Leases are *taken* only while holding the id's lifecycle
-lock (so a removal holding that lock sees a stable count that can only go
-down), and *released* without it. :meth:`LeaseTable.wait_until_free` is how a
-removal drains them: a Condition wait bounded by a timeout.
+A lease says "this model is in use; do not unload it". The counts live in the
+innermost manager's lifecycle table and are guarded by the table's *state
+lock* (passed in as ``lock``), the same lock that guards the table's entries
+and the manager's registration marks. One lock for all three is what lets a
+lease be taken on the warm path without the id's lifecycle lock: under that
+one lock the manager checks "registered, not being unloaded, and nobody holds
+the id's lifecycle" and counts the lease, and a removal (which holds the
+lifecycle) therefore sees a count that can only go down.
+
+Methods ending in ``_locked`` must be called with ``lock`` held; the others
+take it. :meth:`LeaseTable.give_back` wakes a drain waiter only if one waits.
 """
 
 from __future__ import annotations
@@ -15,27 +21,46 @@ __all__ = ["LeaseTable"]
 
 
 class LeaseTable:
-    """Thread-safe lease counters with a drain wait. Ids at zero are not stored."""
+    """Lease counters with a drain wait. Ids at zero are not stored.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    Thread-safe: every change happens under ``lock`` (a new Lock if none is
+    given); reads are lock-free atomic copies.
+    """
+
+    __slots__ = ("_counts", "_drain_waiters", "_lock", "_released")
+
+    def __init__(self, lock: threading.Lock | None = None) -> None:
+        self._lock = lock if lock is not None else threading.Lock()
         self._released = threading.Condition(self._lock)
         self._counts: dict[str, int] = {}
+        # Guarded by _lock: threads inside wait_until_free, so that give_back
+        # notifies only when someone waits (the warm path never does).
+        self._drain_waiters = 0
+
+    def take_locked(self, resolved_id: str) -> None:
+        """Add one lease on ``resolved_id`` (``lock`` held)."""
+        counts = self._counts
+        counts[resolved_id] = counts.get(resolved_id, 0) + 1
 
     def take(self, resolved_id: str) -> None:
-        """Add one lease on ``resolved_id`` (caller holds the id's lifecycle)."""
+        """Add one lease on ``resolved_id``."""
         with self._lock:
-            self._counts[resolved_id] = self._counts.get(resolved_id, 0) + 1
+            self.take_locked(resolved_id)
 
     def give_back(self, resolved_id: str) -> None:
-        """Drop one lease on ``resolved_id`` and wake drain waiters."""
+        """Drop one lease on ``resolved_id``; wake drain waiters if any wait.
+
+        Raises KeyError if ``resolved_id`` has no lease (nothing changed).
+        """
         with self._lock:
-            remaining = self._counts[resolved_id] - 1
+            counts = self._counts
+            remaining = counts[resolved_id] - 1
             if remaining:
-                self._counts[resolved_id] = remaining
+                counts[resolved_id] = remaining
             else:
-                del self._counts[resolved_id]
-            self._released.notify_all()
+                del counts[resolved_id]
+                if self._drain_waiters:
+                    self._released.notify_all()
 
     # Reads take no lock: each is one atomic dict operation, so they never
     # block (safe from invariant checks at any point of another operation).
@@ -54,6 +79,12 @@ class LeaseTable:
         Returns whether it is free. Changes nothing either way.
         """
         with self._lock:
-            return self._released.wait_for(
-                lambda: resolved_id not in self._counts, timeout=timeout
-            )
+            if resolved_id not in self._counts:
+                return True
+            self._drain_waiters += 1
+            try:
+                return self._released.wait_for(
+                    lambda: resolved_id not in self._counts, timeout=timeout
+                )
+            finally:
+                self._drain_waiters -= 1

@@ -29,15 +29,24 @@ step to be atomic for one id can hold the lifecycle and call inner layers that
 take it again. What we give up: one small dict operation under a global state
 lock per call (never held while waiting), and per-thread re-entrancy means a
 thread must not hand the id's lifecycle to another thread.
+
+The state lock also guards what the warm paths need to answer without taking
+an id's lifecycle (see :mod:`modelmanager.manager`): each entry's ``depth``
+(whether some thread is inside a :meth:`LifecycleTable.hold` block of the id,
+read by :meth:`LifecycleTable.held_locked`) and the lease counts
+(:attr:`LifecycleTable.leases`). A lease is counted only under the state lock
+while no thread holds the id's lifecycle, so a holder sees a lease count that
+can only go down.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
 
 from modelmanager.errors import LockTimeout
+from modelmanager.leases import LeaseTable
 from modelmanager.records import LifecycleEntryInfo
 
 __all__ = ["LifecycleTable"]
@@ -54,8 +63,62 @@ class _Entry:
         self.lock = threading.RLock()
         # Guarded by the table's state lock. Invariant: >= 1 while in the table.
         self.reservations = 0
-        # Re-entrancy depth of the holding thread; written only by the holder.
+        # Re-entrancy depth of the holding thread: written by the holder under
+        # the table's state lock, so warm paths can ask "is it held?" there.
         self.depth = 0
+
+
+class _Hold:
+    """The context manager :meth:`LifecycleTable.hold` returns (one use)."""
+
+    __slots__ = ("_entry", "_resolved_id", "_table", "_timeout")
+
+    def __init__(self, table: LifecycleTable, resolved_id: str, timeout: float) -> None:
+        self._table = table
+        self._resolved_id = resolved_id
+        self._timeout = timeout
+        self._entry: _Entry | None = None
+
+    def __enter__(self) -> None:
+        if self._entry is not None:
+            raise RuntimeError("a lifecycle hold cannot be entered twice")
+        table = self._table
+        entry = table._reserve(self._resolved_id)
+        try:
+            if not entry.lock.acquire(True, self._timeout):
+                if table._on_timeout is not None:
+                    table._on_timeout()
+                raise LockTimeout(
+                    f"the lifecycle lock of model {self._resolved_id!r}", self._timeout
+                )
+        except BaseException:
+            table._release_reservation(entry)
+            raise
+        with table._state_lock:
+            entry.depth += 1
+        self._entry = entry
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        entry = self._entry
+        if entry is None:
+            return
+        table = self._table
+        try:
+            entry.lock.release()
+        finally:
+            # depth and the reservation drop together under the state lock
+            # (depth > 0 a moment longer than the lock is held only makes warm
+            # paths more cautious).
+            with table._state_lock:
+                entry.depth -= 1
+                entry.reservations -= 1
+                if entry.reservations == 0 and table._entries.get(entry.resolved_id) is entry:
+                    del table._entries[entry.resolved_id]
 
 
 class LifecycleTable:
@@ -63,13 +126,21 @@ class LifecycleTable:
 
     Thread-safe. :meth:`hold` is the only way to take an id's lock; it is
     bounded by a timeout and raises :class:`LockTimeout` with nothing changed.
+    :attr:`state_lock` guards the entries, :attr:`leases` and whatever the
+    owning manager keeps for its warm paths; it is only ever held for short,
+    non-blocking steps and never while acquiring another lock.
     """
 
     def __init__(self, on_timeout: Callable[[], None] | None = None) -> None:
         self._state_lock = threading.Lock()
+        self.state_lock = self._state_lock
+        """The table's state lock (see the class docstring); a plain attribute,
+        not a property, because the warm paths read it on every call."""
         self._entries: dict[str, _Entry] = {}
         self._next_generation = 1
         self._on_timeout = on_timeout
+        self.leases = LeaseTable(self._state_lock)
+        """Lease counts, guarded by :attr:`state_lock`."""
 
     def _reserve(self, resolved_id: str) -> _Entry:
         with self._state_lock:
@@ -88,28 +159,22 @@ class LifecycleTable:
             if entry.reservations == 0 and self._entries.get(entry.resolved_id) is entry:
                 del self._entries[entry.resolved_id]
 
-    @contextmanager
-    def hold(self, resolved_id: str, timeout: float) -> Iterator[None]:
-        """Hold ``resolved_id``'s lifecycle lock for the duration of the block.
+    def hold(self, resolved_id: str, timeout: float) -> _Hold:
+        """Hold ``resolved_id``'s lifecycle lock for the duration of a ``with`` block.
 
         Re-entrant per thread. Waits at most ``timeout`` seconds (0: try once),
         then raises :class:`LockTimeout`; on every exit path the reservation is
         released and the entry retired if it was the last one.
         """
-        entry = self._reserve(resolved_id)
-        try:
-            if not entry.lock.acquire(timeout=timeout):
-                if self._on_timeout is not None:
-                    self._on_timeout()
-                raise LockTimeout(f"the lifecycle lock of model {resolved_id!r}", timeout)
-            try:
-                entry.depth += 1
-                yield
-            finally:
-                entry.depth -= 1
-                entry.lock.release()
-        finally:
-            self._release_reservation(entry)
+        return _Hold(self, resolved_id, timeout)
+
+    def held_locked(self, resolved_id: str) -> bool:
+        """Whether some thread is inside a :meth:`hold` block of ``resolved_id``.
+
+        Call with :attr:`state_lock` held; the answer holds until it is released.
+        """
+        entry = self._entries.get(resolved_id)
+        return entry is not None and entry.depth > 0
 
     def snapshot(self) -> dict[str, LifecycleEntryInfo]:
         """The current entries (empty when no operation is in flight).

@@ -6,26 +6,44 @@ exclusive and at most one constructor per id runs at a time (I2). The
 constructor runs while the lock is held; a second ``add_model`` of the same id
 waits, then finds it loaded (a hit). A failed constructor registers nothing.
 
+Warm paths (a hit, a lease) first try to answer under the lifecycle table's
+*state lock* alone, without taking the id's lifecycle: that one short lock
+guards the registry (``_models``), each model's ``unloading`` mark and the
+lease counts. ``remove`` marks the model ``unloading`` under the state lock
+*before* ``clear_cache`` runs and unmarks it if the unload fails; it deletes
+the registration under the state lock after success. So "registered and not
+unloading", read under the state lock, means a live model at that instant:
+the warm answer is linearizable at that moment and can never be given while a
+removal of the same id is tearing the model down (B4). A lease additionally
+requires that no thread holds the id's lifecycle (``held_locked``), so every
+lifecycle holder (a removal draining leases, an eviction checking them) sees a
+lease count that can only go down (I13). When a warm path cannot answer, it
+falls back to the full protocol under the id's lifecycle.
+
 Internal extension points (small methods a known-bug variant may override to
 change exactly one step; each is called with the id's lifecycle held unless
 noted):
 
 * ``_resolve(model_id, model_id_alias) -> str`` — the key (alias if given).
-* ``_warm_hit(resolved_id) -> bool`` — record a hit if loaded.
+* ``_warm_hit(resolved_id) -> bool`` — record a hit if loaded and not being
+  unloaded (takes the state lock itself; called first without the lifecycle,
+  then again under it).
 * ``_lookup_factory(resolved_id)`` — registry lookup.
 * ``_construct(factory, model_id, api_key, load_kwargs) -> model``.
 * ``_register(resolved_id, canonical_id, model)`` — bookkeeping after a load.
 * ``_wait_for_leases(resolved_id)`` — the bounded drain before an unload.
 * ``_unload(resolved_id, model, delete_from_disk)`` — ``clear_cache``.
 * ``_unregister(resolved_id)`` — bookkeeping after a successful unload.
-* ``_take_lease(resolved_id) -> model`` — lease acquisition.
+* ``_take_lease(resolved_id) -> model`` — lease acquisition (warm path under
+  the state lock, else under the id's lifecycle).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
 from typing import Any
 
 from modelmanager._validation import (
@@ -49,14 +67,50 @@ logger = logging.getLogger(__name__)
 
 
 class _Loaded:
-    """A registered model and its metadata (mutated only under its id's lifecycle)."""
+    """A registered model and its metadata.
 
-    __slots__ = ("canonical_id", "hits", "model")
+    ``hits`` and ``unloading`` change under the lifecycle table's state lock;
+    ``unloading`` is set only by the thread holding the id's lifecycle.
+    """
+
+    __slots__ = ("canonical_id", "hits", "model", "unloading")
 
     def __init__(self, model: Model, canonical_id: str) -> None:
         self.model = model
         self.canonical_id = canonical_id
         self.hits = 0
+        self.unloading = False
+
+
+class _Lease:
+    """The context manager :meth:`ModelManager.lease` returns (one use).
+
+    Entering takes the lease (and yields the model); exiting gives it back.
+    """
+
+    __slots__ = ("_entered", "_manager", "_resolved_id")
+
+    def __init__(self, manager: ModelManager, resolved_id: str) -> None:
+        self._manager = manager
+        self._resolved_id = resolved_id
+        self._entered = False
+
+    def __enter__(self) -> Model:
+        if self._entered:
+            raise RuntimeError("a lease cannot be entered twice")
+        model = self._manager._take_lease(self._resolved_id)
+        self._entered = True
+        return model
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._entered:
+            self._entered = False
+            self._manager._leases.give_back(self._resolved_id)
 
 
 class ModelManager:
@@ -69,6 +123,11 @@ class ModelManager:
     changed.
     """
 
+    # Set through the _lifecycle setter (see there).
+    _table: LifecycleTable
+    _state_lock: AbstractContextManager[bool]
+    _leases: LeaseTable
+
     def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
         self._registry = check_registry(registry)
         self._lock_timeout = check_timeout(lock_timeout, "lock_timeout")
@@ -76,10 +135,25 @@ class ModelManager:
         self._lifecycle = LifecycleTable(
             on_timeout=lambda: self._counters.increment("lock_timeouts")
         )
-        self._leases = LeaseTable()
-        # Written only under the id's lifecycle lock; single dict operations
+        # Written only under the id's lifecycle lock *and* the table's state
+        # lock (warm paths read it under the latter); single dict operations
         # are atomic, so readers (keys, __contains__, ...) need no lock.
         self._models: dict[str, _Loaded] = {}
+        # Warm hits, guarded by the table's state lock (summed in statistics()).
+        self._hits = 0
+
+    @property
+    def _lifecycle(self) -> LifecycleTable:
+        """The lifecycle table (replaceable: assigning one re-points the cached locks)."""
+        return self._table
+
+    @_lifecycle.setter
+    def _lifecycle(self, table: LifecycleTable) -> None:
+        # The warm paths read these two on every call; caching them here (and
+        # only here) keeps them consistent with the table in use.
+        self._table = table
+        self._state_lock = table.state_lock
+        self._leases = table.leases
 
     @property
     def lock_timeout(self) -> float:
@@ -103,10 +177,21 @@ class ModelManager:
         (nothing changed), :class:`ModelNotFound` (no factory), or the
         constructor's own exception unchanged (nothing registered).
         """
-        check_model_id(model_id)
-        check_api_key(api_key)
-        check_alias(model_id_alias)
+        if not (
+            type(model_id) is str
+            and model_id
+            and (api_key is None or type(api_key) is str)
+            and (model_id_alias is None or (type(model_id_alias) is str and model_id_alias))
+        ):
+            # Only the unusual cases (str subclasses, bad values) pay for the
+            # full checks, which raise the documented errors.
+            check_model_id(model_id)
+            check_api_key(api_key)
+            check_alias(model_id_alias)
         resolved_id = self._resolve(model_id, model_id_alias)
+        # The warm path: one state-lock step, linearizable (see the module doc).
+        if self._warm_hit(resolved_id):
+            return
         with self.lifecycle(resolved_id):
             if self._warm_hit(resolved_id):
                 return
@@ -133,9 +218,16 @@ class ModelManager:
             if loaded is None:
                 return
             self._wait_for_leases(model_id)
+            state_lock = self._state_lock
+            # From here until the outcome is known, warm hits take the slow
+            # path (which waits for us): never a hit on a model being torn down.
+            with state_lock:
+                loaded.unloading = True
             try:
                 self._unload(model_id, loaded.model, delete_from_disk)
             except BaseException:
+                with state_lock:
+                    loaded.unloading = False
                 self._counters.increment("removal_failures")
                 raise
             self._unregister(model_id)
@@ -187,8 +279,9 @@ class ModelManager:
         ``clear_cache`` never runs on it (I13). Raises :class:`ModelNotFound`
         on entry if ``model_id`` (a resolved id) is not loaded.
         """
-        check_model_id(model_id)
-        return self._lease_context(model_id)
+        if type(model_id) is not str or not model_id:
+            check_model_id(model_id)
+        return _Lease(self, model_id)
 
     def acquire(
         self,
@@ -209,7 +302,7 @@ class ModelManager:
 
     def statistics(self) -> ManagerStatistics:
         """A frozen snapshot of this manager's counters."""
-        return self._counters.snapshot(lifecycle_entries=len(self._lifecycle))
+        return self._counters.snapshot(lifecycle_entries=len(self._lifecycle), hits=self._hits)
 
     def lifecycle_snapshot(self) -> dict[str, LifecycleEntryInfo]:
         """The lifecycle table's entries (empty when nothing is in flight, I9)."""
@@ -240,13 +333,25 @@ class ModelManager:
     def _resolve(self, model_id: str, model_id_alias: str | None) -> str:
         return model_id_alias if model_id_alias is not None else model_id
 
+    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
+        """What an outer layer may call to record a warm add without this layer's add_model.
+
+        The callable answers like the warm step of :meth:`add_model` (True: a
+        hit was recorded; False: nothing changed, call ``add_model``). None
+        when a subclass overrides ``add_model`` (its override must run).
+        """
+        if type(self).add_model is not ModelManager.add_model:
+            return None
+        return self._warm_hit
+
     def _warm_hit(self, resolved_id: str) -> bool:
-        loaded = self._models.get(resolved_id)
-        if loaded is None:
-            return False
-        loaded.hits += 1
-        self._counters.increment("hits")
-        return True
+        with self._state_lock:
+            loaded = self._models.get(resolved_id)
+            if loaded is None or loaded.unloading:
+                return False
+            loaded.hits += 1
+            self._hits += 1
+            return True
 
     def _lookup_factory(self, resolved_id: str) -> ModelFactory:
         if isinstance(self._registry, Mapping):
@@ -270,7 +375,9 @@ class ModelManager:
         return factory(model_id=model_id, api_key=api_key, **load_kwargs)
 
     def _register(self, resolved_id: str, canonical_id: str, model: Model) -> None:
-        self._models[resolved_id] = _Loaded(model, canonical_id)
+        loaded = _Loaded(model, canonical_id)
+        with self._state_lock:
+            self._models[resolved_id] = loaded
         self._counters.increment("loads")
 
     def _wait_for_leases(self, resolved_id: str) -> None:
@@ -283,26 +390,29 @@ class ModelManager:
         model.clear_cache(delete_from_disk=delete_from_disk)
 
     def _unregister(self, resolved_id: str) -> None:
-        del self._models[resolved_id]
+        with self._state_lock:
+            del self._models[resolved_id]
         self._counters.increment("removals")
 
     def _take_lease(self, resolved_id: str) -> Model:
-        with self.lifecycle(resolved_id):
+        table = self._table
+        with self._state_lock:
+            # The warm path: live and nobody holds the id's lifecycle (a holder
+            # may be checking or draining its leases). held_locked, inlined.
             loaded = self._models.get(resolved_id)
-            if loaded is None:
+            if loaded is not None and not loaded.unloading:
+                entry = table._entries.get(resolved_id)
+                if entry is None or not entry.depth:
+                    self._leases.take_locked(resolved_id)
+                    return loaded.model
+        with self.lifecycle(resolved_id), self._state_lock:
+            loaded = self._models.get(resolved_id)
+            if loaded is None or loaded.unloading:
                 raise ModelNotFound(resolved_id)
-            self._leases.take(resolved_id)
+            self._leases.take_locked(resolved_id)
             return loaded.model
 
     # ------------------------------------------------------------- helpers
-
-    @contextmanager
-    def _lease_context(self, resolved_id: str) -> Iterator[Model]:
-        model = self._take_lease(resolved_id)
-        try:
-            yield model
-        finally:
-            self._leases.give_back(resolved_id)
 
     @contextmanager
     def _acquire_context(

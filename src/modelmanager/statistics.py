@@ -81,7 +81,15 @@ class Counters:
         with self._lock:
             self._values[name] += amount
 
-    def snapshot(self, lifecycle_entries: int = 0) -> ManagerStatistics:
-        """The counters as a frozen record (lock-free: one atomic dict copy)."""
+    def snapshot(self, lifecycle_entries: int = 0, **extra: int) -> ManagerStatistics:
+        """The counters as a frozen record (lock-free: one atomic dict copy).
+
+        ``extra`` adds counts kept elsewhere (e.g. a manager's warm hits, kept
+        under its state lock so the warm path takes one lock, not two).
+        """
         values = dict(self._values)
+        for name, amount in extra.items():
+            if name not in COUNTER_NAMES:
+                raise KeyError(name)
+            values[name] += amount
         return ManagerStatistics(lifecycle_entries=lifecycle_entries, **values)

@@ -15,6 +15,7 @@ the base delegates ``acquire`` to the inner layer as a whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -133,6 +134,19 @@ class ModelManagerDecorator:
     def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]:
         """See :meth:`ModelManager.lifecycle` (reaches the innermost manager)."""
         return self._manager.lifecycle(resolved_id)
+
+    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
+        """The inner layers' warm hit, for an outer layer's warm path; None if none.
+
+        A pass-through layer has no state of its own, so it offers its inner
+        layer's hook, unless a subclass overrides ``add_model`` (its override
+        must see every add). The callable records a warm add of a resolved id
+        atomically and returns True, or changes nothing and returns False.
+        """
+        if type(self).add_model is not ModelManagerDecorator.add_model:
+            return None
+        hook = getattr(self._manager, "_fast_warm_hit_hook", None)
+        return hook() if callable(hook) else None
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails. Delegate the documented

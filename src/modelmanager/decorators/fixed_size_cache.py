@@ -22,6 +22,23 @@ atomic copies without the lock, so it never blocks):
 * ``_pins``: configuration, keyed by resolved id; allowed before a load,
   survives remove and clear (I12).
 
+The warm path. ``add_model`` of a registered id first tries to answer under
+the LRU lock alone: if the id is in the LRU, is not a committed eviction
+victim (``_unloading``) and the inner layers record a warm hit without waiting
+(``_fast_warm_hit_hook``: for a :class:`ModelManager`, "registered and not
+being unloaded" under its state lock), it moves the id to the most-recent end
+(rescuing it if it was chosen as a victim, like any use) and pins it if asked.
+All of that happens while the LRU lock is held, so the answer is linearizable
+at that moment: an eviction commits its victim (``_evicting`` to
+``_unloading``) under the same lock before unloading it, and a removal marks
+the model unloading in the manager before ``clear_cache``; either way the warm
+path refuses and the add takes the full protocol below, which waits for the
+removal and reloads or hits (B4). Lock order: this cache's LRU lock, then the
+inner layers' (an inner cache's LRU lock, the manager's state lock); never the
+reverse. The warm path is used only while a subclass keeps the steps it
+replaces (``_add``, ``_warm_hit``, ``_load``, ``_use_locked``) and every inner
+layer offers one.
+
 A cold ``add_model`` (1) checks for a warm hit under the id's lifecycle, (2)
 with no lifecycle held, evicts for memory pressure, then reserves a capacity
 slot, evicting least-recent unpinned unleased models outside the LRU lock or
@@ -84,7 +101,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -131,6 +149,44 @@ class _AddRequest:
         return self.model_id_alias if self.model_id_alias is not None else self.model_id
 
 
+_FAST_ADD_STEPS = ("_add", "_warm_hit", "_load", "_use_locked")
+"""The steps the warm path of ``add_model`` stands in for (see the module doc)."""
+
+
+class _LRUGuard:
+    """The context manager ``_lru_guard`` returns: the LRU lock, bounded (one use)."""
+
+    __slots__ = ("_cache", "_deadline", "_lock")
+
+    def __init__(self, cache: WithFixedSizeCache, deadline: float | None) -> None:
+        self._cache = cache
+        self._deadline = deadline
+        self._lock: Any = None
+
+    def __enter__(self) -> None:
+        cache = self._cache
+        deadline = self._deadline
+        timeout = (
+            cache._queue_lock_timeout
+            if deadline is None
+            else max(0.0, deadline - time.monotonic())
+        )
+        lock = cache._lru_lock
+        if not lock.acquire(True, timeout):
+            cache._lru_lock_timed_out()
+        self._lock = lock
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+
 class WithFixedSizeCache(ModelManagerDecorator):
     """Keeps at most ``max_size`` models loaded, evicting the least recently used.
 
@@ -141,6 +197,16 @@ class WithFixedSizeCache(ModelManagerDecorator):
     LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
     raise :class:`LockTimeout` with nothing changed.
     """
+
+    # Whether this class keeps every step the warm path of add_model stands in
+    # for (recomputed for each subclass).
+    _fast_add: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fast_add = all(
+            getattr(cls, step) is getattr(WithFixedSizeCache, step) for step in _FAST_ADD_STEPS
+        )
 
     def __init__(
         self,
@@ -169,6 +235,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._evicting: set[str] = set()
         self._unloading: set[str] = set()
         self._pins: set[str] = set()
+        # The inner layers' warm hit; None (always the full protocol) when they
+        # offer none or this class overrides a step the warm path stands in for.
+        hook = getattr(self._manager, "_fast_warm_hit_hook", None)
+        self._inner_warm_hit: Callable[[str], bool] | None = (
+            hook() if self._fast_add and callable(hook) else None
+        )
 
     # ------------------------------------------------------------ settings
 
@@ -212,7 +284,36 @@ class WithFixedSizeCache(ModelManagerDecorator):
         failed eviction (I6), or :class:`LockTimeout`; a failed add leaves no
         LRU entry, slot or pin behind (I10).
         """
-        self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+        if not (
+            type(model_id) is str
+            and model_id
+            and (api_key is None or type(api_key) is str)
+            and (model_id_alias is None or (type(model_id_alias) is str and model_id_alias))
+            and (pin is False or pin is True)
+        ):
+            # Only unusual arguments pay for the full checks (documented errors).
+            self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+        resolved_id = model_id if model_id_alias is None else model_id_alias
+        inner_warm_hit = self._inner_warm_hit
+        if inner_warm_hit is not None:
+            # _fast_warm_hit, inlined: this is the hottest call of the stack.
+            lock = self._lru_lock
+            if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
+                self._lru_lock_timed_out()
+            try:
+                if (
+                    resolved_id in self._lru
+                    and resolved_id not in self._unloading
+                    and inner_warm_hit(resolved_id)
+                ):
+                    self._lru.move_to_end(resolved_id)
+                    if self._evicting:
+                        self._evicting.discard(resolved_id)
+                    if pin:
+                        self._pins.add(resolved_id)
+                    return
+            finally:
+                lock.release()
         self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
 
     def acquire(
@@ -303,9 +404,15 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
         A no-op for an id that is not registered: no phantom entry (B13).
         """
-        check_model_id(model_id)
-        with self._lru_guard():
+        if type(model_id) is not str or not model_id:
+            check_model_id(model_id)
+        lock = self._lru_lock
+        if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
+            self._lru_lock_timed_out()
+        try:
             self._use_locked(model_id)
+        finally:
+            lock.release()
 
     def __repr__(self) -> str:
         lru, pins, in_flight = self.lru_order(), sorted(self.pinned()), self.in_flight_loads()
@@ -314,6 +421,53 @@ class WithFixedSizeCache(ModelManagerDecorator):
             f"in_flight_loads={in_flight}, memory_free_threshold={self._memory_free_threshold:g}, "
             f"manager={self._manager!r})"
         )
+
+    # ------------------------------------------------------------ warm path
+
+    def _fast_warm_hit(self, resolved_id: str, pin: bool) -> bool:
+        """The warm path of ``add_model`` (module doc): True if it recorded a hit.
+
+        False: nothing changed; the caller takes the full protocol. Raises
+        :class:`LockTimeout` (nothing changed) if the LRU lock stays busy.
+        """
+        inner_warm_hit = self._inner_warm_hit
+        if inner_warm_hit is None:
+            return False
+        lock = self._lru_lock
+        # A non-blocking try first: cheaper than a timed acquire when free.
+        if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
+            self._lru_lock_timed_out()
+        try:
+            if (
+                resolved_id in self._lru
+                and resolved_id not in self._unloading
+                and inner_warm_hit(resolved_id)
+            ):
+                # _use_locked, inlined (_fast_add guarantees it is not overridden).
+                self._lru.move_to_end(resolved_id)
+                if self._evicting:
+                    self._evicting.discard(resolved_id)
+                if pin:
+                    self._pins.add(resolved_id)
+                return True
+            return False
+        finally:
+            lock.release()
+
+    def _fast_warm_hit_unpinned(self, resolved_id: str) -> bool:
+        return self._fast_warm_hit(resolved_id, False)
+
+    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
+        """This cache's warm path, for an outer layer (see ModelManagerDecorator)."""
+        if type(self).add_model is not WithFixedSizeCache.add_model:
+            return None
+        if self._inner_warm_hit is None:
+            return None
+        return self._fast_warm_hit_unpinned
+
+    def _lru_lock_timed_out(self) -> None:
+        self._counters.increment("lock_timeouts")
+        raise LockTimeout("the LRU lock", self._queue_lock_timeout)
 
     # ------------------------------------------------------- the add protocol
 
@@ -609,21 +763,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def _in_flight_locked(self) -> int:
         return sum(1 for resolved_id in self._reserved if resolved_id not in self._lru)
 
-    @contextmanager
-    def _lru_guard(self, deadline: float | None = None) -> Iterator[None]:
+    def _lru_guard(self, deadline: float | None = None) -> _LRUGuard:
         """Hold the LRU lock, waiting at most until ``deadline`` (or the queue timeout)."""
-        timeout = (
-            self._queue_lock_timeout
-            if deadline is None
-            else max(0.0, deadline - time.monotonic())
-        )
-        if not self._lru_lock.acquire(timeout=timeout):
-            self._counters.increment("lock_timeouts")
-            raise LockTimeout("the LRU lock", self._queue_lock_timeout)
-        try:
-            yield
-        finally:
-            self._lru_lock.release()
+        return _LRUGuard(self, deadline)
 
     @contextmanager
     def _acquire_context(
