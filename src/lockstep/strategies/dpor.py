@@ -504,7 +504,12 @@ def _trace_events(steps: Sequence[StepRecord]) -> list[_Event]:
 
 
 _ACQUIRES = frozenset({"Lock.acquire", "RLock.acquire", "Condition.reacquire"})
-_RELEASES = frozenset({"Lock.release", "RLock.release", "Condition.wait"})
+# Operations only performed while holding the lock they name (the resource of a
+# Condition operation is its lock): no other thread's blocking acquire of that
+# lock can be moved before them.
+_HELD = frozenset(
+    {"Lock.release", "RLock.release", "Condition.wait", "Condition.notify", "Condition.notify_all"}
+)
 
 
 def _enables(first: _Event, second: _Event) -> bool:
@@ -512,17 +517,15 @@ def _enables(first: _Event, second: _Event) -> bool:
     reversible race, and the scan goes on to earlier steps.
 
     * a join of thread t waits for t's end, after every step of t;
-    * a lock acquired by another thread waits for the holder's release (or the
-      release inside ``Condition.wait``).  This assumes a blocking acquire; a
-      non-blocking ``acquire(blocking=False)`` racing with a release is reached
-      through the race with the holder's acquire instead (checked exhaustively
-      against brute force in the tests).
+    * a lock acquired by another thread cannot overtake what the holder does while
+      holding it (its release, a ``Condition`` wait or notify on it): the real race
+      is with the holder's acquire, earlier.  This is exact for a blocking acquire;
+      timed and non-blocking ones are handled by the caller (see
+      ``DporStrategy._not_reversible``).
     """
     if second.op.kind == "Thread.join":
         return second.op.resource == PrimitiveId("Thread", first.thread)
-    return (
-        first.thread != second.thread and first.op.kind in _RELEASES and second.op.kind in _ACQUIRES
-    )
+    return first.thread != second.thread and first.op.kind in _HELD and second.op.kind in _ACQUIRES
 
 
 def _join(into: dict[int, int], other: dict[int, int]) -> None:
