@@ -190,3 +190,42 @@ def test_history_rendering_escapes_reprs_and_handles_empty() -> None:
         render_history_html([3])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="result must be a CheckResult"):
         render_history_html(history, "ok")  # type: ignore[arg-type]
+
+
+def test_renders_a_real_failure_trace() -> None:
+    """Trace.to_rows() of a real lockstep failure renders: every step, the failure."""
+    import lockstep
+
+    def scenario() -> None:
+        box = {"n": 0}
+
+        def increment() -> None:
+            value = box["n"]
+            lockstep.checkpoint("read", resource="n")
+            box["n"] = value + 1
+
+        threads = [lockstep.spawn(increment) for _ in range(2)]
+        for t in threads:
+            t.join()
+        assert box["n"] == 2, "lost update"
+
+    result = lockstep.explore(scenario, strategy=lockstep.RandomStrategy(0), budget=100)
+    failure = result.failure
+    assert failure is not None
+    rows = failure.trace.to_rows()
+    document = render_html(
+        rows,
+        title="lost update",
+        thread_names=list(failure.trace.thread_names),
+        failure_message=str(failure),
+        extra_sections=[("Schedule", failure.schedule.to_string())],
+    )
+    checker = parse(document)
+    assert_self_contained(checker)
+    assert document.count('<td class="op">') == len(rows)
+    assert document.count('class="preempt') == failure.trace.preemptions
+    text = "".join(checker.text)
+    assert "lost update" in text
+    assert failure.schedule.to_string() in text
+    for row in rows:
+        assert str(row["location"]) in text
