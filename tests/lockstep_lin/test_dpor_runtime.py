@@ -136,3 +136,41 @@ def test_correct_program_is_exhausted_without_failure() -> None:
     result = lockstep.explore(critical_sections(2), strategy=strategy, budget=100)
     assert result.ok
     assert strategy.exhausted
+
+
+def test_nondeterministic_scenario_is_reported() -> None:
+    """A scenario whose choices change between executions (hidden state) is a
+    "nondeterminism" failure, not a silently wrong exploration."""
+    runs = {"n": 0}
+
+    def scenario() -> None:
+        runs["n"] += 1
+        workers = 2 if runs["n"] == 1 else 3  # differs on the replay of the prefix
+
+        def worker() -> None:
+            lockstep.checkpoint("work", resource="x")
+
+        threads = [lockstep.spawn(worker) for _ in range(workers)]
+        for t in threads:
+            t.join()
+
+    result = lockstep.explore(scenario, strategy=DporStrategy(), budget=50, shrink=False)
+    assert result.failure is not None
+    assert result.failure.kind == "nondeterminism"
+    assert "not a pure function of its schedule" in result.failure.message
+
+
+def test_preemption_bound_is_validated_and_respected() -> None:
+    """preemption_bound=0 explores only schedules without preemptions."""
+    seen: list[int] = []
+
+    class Watch(DporStrategy):
+        def end_execution(self, outcome: lockstep.ExecutionOutcome) -> bool:
+            seen.append(sum(step.preemption for step in outcome.steps))
+            return super().end_execution(outcome)
+
+    strategy = Watch(preemption_bound=0)
+    result = lockstep.explore(checkpoints(2, 2, shared=True), strategy=strategy, budget=100)
+    assert result.exhausted
+    assert set(seen) == {0}
+    assert strategy.complete_executions < 6
