@@ -52,7 +52,9 @@ class LeaseTable:
 
         Raises KeyError if ``resolved_id`` has no lease (nothing changed).
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: cheaper on this warm path (CPython 3.11)
+        try:
             counts = self._counts
             remaining = counts[resolved_id] - 1
             if remaining:
@@ -61,6 +63,8 @@ class LeaseTable:
                 del counts[resolved_id]
                 if self._drain_waiters:
                     self._released.notify_all()
+        finally:
+            lock.release()
 
     # Reads take no lock: each is one atomic dict operation, so they never
     # block (safe from invariant checks at any point of another operation).

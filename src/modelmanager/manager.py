@@ -44,7 +44,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modelmanager._validation import (
     check_alias,
@@ -60,6 +60,9 @@ from modelmanager.lifecycle import LifecycleTable
 from modelmanager.protocols import Model, ModelFactory
 from modelmanager.records import LifecycleEntryInfo, ModelDescription
 from modelmanager.statistics import Counters, ManagerStatistics
+
+if TYPE_CHECKING:  # annotations only: this module creates no lock itself
+    import threading
 
 __all__ = ["ModelManager"]
 
@@ -125,7 +128,7 @@ class ModelManager:
 
     # Set through the _lifecycle setter (see there).
     _table: LifecycleTable
-    _state_lock: AbstractContextManager[bool]
+    _state_lock: threading.Lock
     _leases: LeaseTable
 
     def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
@@ -345,13 +348,19 @@ class ModelManager:
         return self._warm_hit
 
     def _warm_hit(self, resolved_id: str) -> bool:
-        with self._state_lock:
+        # acquire/try/finally rather than ``with``: measurably cheaper on the
+        # hottest path (CPython 3.11), same semantics.
+        lock = self._state_lock
+        lock.acquire()
+        try:
             loaded = self._models.get(resolved_id)
             if loaded is None or loaded.unloading:
                 return False
             loaded.hits += 1
             self._hits += 1
             return True
+        finally:
+            lock.release()
 
     def _lookup_factory(self, resolved_id: str) -> ModelFactory:
         if isinstance(self._registry, Mapping):
@@ -396,7 +405,9 @@ class ModelManager:
 
     def _take_lease(self, resolved_id: str) -> Model:
         table = self._table
-        with self._state_lock:
+        lock = self._state_lock
+        lock.acquire()
+        try:
             # The warm path: live and nobody holds the id's lifecycle (a holder
             # may be checking or draining its leases). held_locked, inlined.
             loaded = self._models.get(resolved_id)
@@ -405,6 +416,8 @@ class ModelManager:
                 if entry is None or not entry.depth:
                     self._leases.take_locked(resolved_id)
                     return loaded.model
+        finally:
+            lock.release()
         with self.lifecycle(resolved_id), self._state_lock:
             loaded = self._models.get(resolved_id)
             if loaded is None or loaded.unloading:

@@ -5,9 +5,12 @@ decorators composes (B11), and it has no "already loaded?" fast path of its
 own: every call goes to the inner layer, which takes the id's lifecycle (B4).
 Methods that only some layers provide (the cache's ``pin_model``,
 ``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``)
-are delegated by name through ``__getattr__`` — only those names
-(:data:`OPTIONAL_METHODS`); if no inner layer has one, it raises
-:class:`UnsupportedOperation` (also an AttributeError).
+are delegated by name through class attributes (descriptors) — only those
+names (:data:`OPTIONAL_METHODS`); if no inner layer has one, reading it
+raises :class:`UnsupportedOperation` (also an AttributeError, so ``hasattr``
+answers False). Not ``__getattr__``: on CPython a class with ``__getattr__``
+gets no specialised attribute loads, which made every ``self.x`` of every
+decorator (the cache's warm path included) several times slower.
 
 A subclass that overrides ``add_model`` should override ``acquire`` too, since
 the base delegates ``acquire`` to the inner layer as a whole.
@@ -54,6 +57,34 @@ def check_manager(value: object) -> ManagerLike:
             f"(got {value!r} of type {type(value).__name__}, missing {', '.join(missing)})"
         )
     return value  # type: ignore[return-value]
+
+
+class _OptionalMethod:
+    """Stands for an optional method on a decorator: the inner layer's, or unsupported.
+
+    A non-data descriptor, so a subclass that defines the method (the cache)
+    simply overrides it.
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        name = self._name
+        manager = instance.__dict__.get("_manager")
+        if manager is not None:
+            try:
+                return getattr(manager, name)
+            except AttributeError:
+                pass
+        raise UnsupportedOperation(
+            f"{name}() needs a layer that provides it (e.g. WithFixedSizeCache) "
+            f"in this stack: {instance!r}"
+        )
 
 
 class ModelManagerDecorator:
@@ -148,21 +179,13 @@ class ModelManagerDecorator:
         hook = getattr(self._manager, "_fast_warm_hit_hook", None)
         return hook() if callable(hook) else None
 
-    def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails. Delegate the documented
-        # optional methods; everything else is a plain AttributeError.
-        if name in OPTIONAL_METHODS:
-            manager = self.__dict__.get("_manager")
-            if manager is not None:
-                try:
-                    return getattr(manager, name)
-                except AttributeError:
-                    pass
-            raise UnsupportedOperation(
-                f"{name}() needs a layer that provides it (e.g. WithFixedSizeCache) "
-                f"in this stack: {self!r}"
-            )
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # The optional methods (OPTIONAL_METHODS), delegated by name.
+    in_flight_loads: Any = _OptionalMethod("in_flight_loads")
+    lru_order: Any = _OptionalMethod("lru_order")
+    pin_model: Any = _OptionalMethod("pin_model")
+    pinned: Any = _OptionalMethod("pinned")
+    refresh: Any = _OptionalMethod("refresh")
+    unpin_model: Any = _OptionalMethod("unpin_model")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._manager!r})"
