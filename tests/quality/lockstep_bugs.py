@@ -49,8 +49,8 @@ class Bug:
     scenario: Callable[[], None]
     budgets: dict[str, int]
     expected_kind: str  # "exception" or "deadlock"
+    pct_depth: int = 2  # the bug's depth d: PCT runs with d - 1 change points
     patch: Callable[[], Sequence[ModuleType]] = lambda: ()
-    notes: str = ""
 
 
 # --- 1. lost update through an unlocked check-then-act ------------------------
@@ -204,59 +204,59 @@ def inventory_oversold() -> None:
     assert inventory.stock("widget") >= 0, f"stock went negative: {results}"
 
 
-# Budgets: measured executions-to-failure (fixed seeds, see bench_lockstep) x ~3 or
-# more, with the PCT bound 1/(n*k^(d-1)) where it applies.  The thread count n
-# includes main; k is the number of steps of one execution.
+# Budgets.  PCT with depth d finds a bug of depth <= d with probability at least
+# p = 1/(n*k^(d-1)) per execution (n threads including main, k steps: both measured
+# with PCT's observed maximum); 1 - (1-p)^b >= 99% needs b >= ln(100)/p ~ 4.6/p.
+# The PCT budgets are that 99% figure; the others are several times the measured
+# executions-to-failure (see bench_lockstep), which are deterministic here.
 BUGS: dict[str, Bug] = {
     bug.name: bug
     for bug in (
         Bug(
             "lost_update",
             lazy_singleton,
-            # PCT d=2 (one change point inside the first creator's check-then-act),
-            # n=3, k~12: p >= 1/(3*12) ~ 1/36 per execution -> 99% within ~164.
-            budgets={"random": 50, "pct": 200, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            # d=2 (T1 check < T2 check < T1 create), n=3, k=13: p >= 1/39 -> 180.
+            budgets={"random": 50, "pct": 180, "dfs": 50, "dpor": 20, "hypothesis": 100},
             expected_kind="exception",
         ),
         Bug(
             "abba_deadlock",
             abba,
-            # PCT d=2 (preempt after the first lock), n=3, k~16: p >= 1/48 -> 99% in ~220.
-            budgets={"random": 50, "pct": 250, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            # d=2 (T1 takes A < T2 takes B < T1 wants B), n=3, k=18: p >= 1/54 -> 250.
+            budgets={"random": 50, "pct": 250, "dfs": 100, "dpor": 20, "hypothesis": 100},
             expected_kind="deadlock",
         ),
         Bug(
             "missed_wakeup",
             missed_wakeup,
-            # PCT d=2 (the producer must run between the test and the wait), n=3,
-            # k~16: p >= 1/48 -> 99% within ~220 executions.
-            budgets={"random": 50, "pct": 250, "dfs": 50, "dpor": 20, "hypothesis": 100},
+            # d=2 (test < set and notify < wait), n=3, k=20: p >= 1/60 -> 280.
+            budgets={"random": 50, "pct": 280, "dfs": 50, "dpor": 20, "hypothesis": 100},
             expected_kind="deadlock",
         ),
         Bug(
             "timeout_fallback",
             timeout_fallback,
-            # Needs the impatient acquire to find the lock held AND its timeout chosen:
-            # random fires a timeout with probability 0.1 per step, PCT with 0.05;
+            # The holder must own the lock when the impatient thread asks (d=1 ordering)
+            # AND the timeout must be chosen, which PCT's bound does not cover: it
+            # fires a pending timeout with probability 0.05 per step (random: 0.1).
             # DFS and DPOR enumerate the timeout choice.
-            budgets={"random": 200, "pct": 400, "dfs": 100, "dpor": 20, "hypothesis": 200},
+            budgets={"random": 100, "pct": 400, "dfs": 100, "dpor": 20, "hypothesis": 100},
             expected_kind="exception",
         ),
         Bug(
             "two_preemptions",
             two_preemptions,
-            # PCT d=3 (two change points), n=4, k~22: p >= 1/(4*22^2) ~ 1/1936 per
-            # execution (the bound; in practice far better) -> budget 3000.
-            # DFS needs preemption_bound >= 2 (its default).
-            budgets={"random": 500, "pct": 3000, "dfs": 2000, "dpor": 200, "hypothesis": 300},
+            # d=3 (two change points), n=4, k=20: p >= 1/(4*20^2) = 1/1600 -> 7400
+            # (the guarantee; measured: tens).  DFS needs preemption bound >= 2.
+            budgets={"random": 500, "pct": 7400, "dfs": 2000, "dpor": 50, "hypothesis": 300},
             expected_kind="exception",
+            pct_depth=3,
         ),
         Bug(
             "inventory_oversold",
             inventory_oversold,
-            # PCT d=2 (preempt between take's check and its update), n=3, k~25:
-            # p >= 1/75 -> 99% within ~345.
-            budgets={"random": 100, "pct": 400, "dfs": 100, "dpor": 50, "hypothesis": 150},
+            # d=2 (check by both buyers before either update), n=3, k=21: p >= 1/63 -> 290.
+            budgets={"random": 50, "pct": 290, "dfs": 100, "dpor": 20, "hypothesis": 100},
             expected_kind="exception",
             patch=lambda: (inventory_module(),),
         ),
@@ -264,12 +264,12 @@ BUGS: dict[str, Bug] = {
 }
 
 
-def make(strategy: str, seed: int = 0) -> lockstep.Strategy:
+def make(strategy: str, seed: int = 0, *, pct_depth: int = 2) -> lockstep.Strategy:
     """A fresh strategy object by name (not "hypothesis", which needs Hypothesis data)."""
     if strategy == "random":
         return lockstep.RandomStrategy(seed)
     if strategy == "pct":
-        return lockstep.PCTStrategy(seed, depth=3)
+        return lockstep.PCTStrategy(seed, depth=pct_depth)
     if strategy == "dfs":
         return lockstep.DFSStrategy(preemption_bound=2)
     if strategy == "dpor":
@@ -292,7 +292,7 @@ def hunt(
         return _hunt_hypothesis(bug, limit)
     result = lockstep.explore(
         bug.scenario,
-        strategy=make(strategy, seed),
+        strategy=make(strategy, seed, pct_depth=bug.pct_depth),
         budget=limit,
         patch=bug.patch(),
         shrink=False,
