@@ -43,6 +43,13 @@ Dependency (what counts as a conflict):
   runtime reports it (``OpDescriptor.resource`` may be a tuple of keys; each
   element is a key).
 
+What it relies on: shared memory touched between switch points is either
+guarded by the controlled primitives or announced by a checkpoint carrying a
+resource (``checkpoint("read balance", resource=account)``).  A checkpoint
+without a resource promises that the code around it conflicts with nothing, so
+an unsynchronised read-modify-write marked only with ``checkpoint("x")`` is
+explored in one order (random, PCT and DFS still reorder it).
+
 What it gives up: invariants run at every switch point, but DPOR only
 visits the global states of one linearization per trace.  A violation that
 is visible only in an intermediate state of a different order of
