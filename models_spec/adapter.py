@@ -185,6 +185,10 @@ class CoreAdapter:
     depth: int = 0
     name: str = ""
     capabilities: frozenset[str] = CAPABILITIES
+    # Opt-in: report whether the cache's LRU lock is held (I14).  Reads the
+    # core's private lock and cannot tell *which* thread holds it, so it is
+    # exact only for sequential drivers; concurrent runs would see false alarms.
+    observe_lru_lock: bool = False
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
@@ -217,8 +221,12 @@ class CoreAdapter:
             cache_kwargs["memory_probe"] = memory_probe
             cache_kwargs["memory_free_threshold"] = _probe_threshold(memory_probe)
         stack: Any = WithFixedSizeCache(inner, max_size=max_size, **cache_kwargs)
+        cache = stack
         for _ in range(outer):
             stack = ModelManagerDecorator(stack)
+        ghost = getattr(registry, "ghost", None)
+        if self.observe_lru_lock and ghost is not None:
+            ghost.lock_probe = lambda: _lru_lock_held(cache)
         return stack
 
     def snapshot(self, stack: Any) -> Snapshot:
@@ -234,7 +242,7 @@ class CoreAdapter:
             leases=stack.lease_counts(),
             in_flight_loads=cache.in_flight_loads(),
             max_size=getattr(cache, "max_size", None),
-            lru_lock_held=_lru_lock_held(cache),
+            lru_lock_held=_lru_lock_held(cache) if self.observe_lru_lock else None,
         )
 
     def patch_modules(self) -> Sequence[ModuleType]:
@@ -243,10 +251,9 @@ class CoreAdapter:
 
 
 def _lru_lock_held(cache: Any) -> bool | None:
-    probe: Callable[[], bool] | None = getattr(cache, "lru_lock_held", None)
-    if callable(probe):
-        return bool(probe())
-    return None
+    lock = getattr(cache, "_lru_lock", None)  # our own core's private lock, read-only
+    locked: Callable[[], bool] | None = getattr(lock, "locked", None)
+    return bool(locked()) if callable(locked) else None
 
 
 @attrs.define

@@ -1,0 +1,310 @@
+"""The core against the sequential spec, at decorator depths 0-3 side by side.
+
+A Hypothesis rule-based machine drives four stacks (`CoreAdapter(0..3)`,
+each with its own scripted registry and ghost, all reading one `Script`)
+and `models_spec.spec.Spec` through the same operations.  After every
+operation it compares each stack's result (return value or exception type)
+and observable state (keys, LRU order, pins, leases, model tokens) with the
+spec, checks the operation invariants (I3, I5, I6, I10, I11, I12, I16) and,
+as `@invariant()`s, the state invariants (`check_all`) and composition (I8:
+all depths agree).
+
+Timeouts are 0 (try once): sequentially nothing else holds a lock, so only
+the documented timeout fires (removing a leased model), deterministically
+and without waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis import note
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from models_spec.adapter import CoreAdapter, Snapshot
+from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedProbe, ScriptedRegistry
+from models_spec.invariants import (
+    check_all,
+    check_i3,
+    check_i5,
+    check_i6,
+    check_i8,
+    check_i8_outcomes,
+    check_i10,
+    check_i11,
+    check_i12,
+    check_i16,
+)
+from models_spec.spec import Spec, apply_detailed, encode_outcome, initial_state, resolve
+
+IDS = st.sampled_from(["a", "b", "c", "d"])
+ALIASES = st.sampled_from([None, None, None, "x"])
+ANY_IDS = st.sampled_from(["a", "b", "c", "d", "x"])
+FAIL = st.sampled_from([False, False, False, True])
+THRESHOLD = 0.5
+
+
+class _Stack:
+    """One implementation under test: adapter, registry/ghost, stack, open leases."""
+
+    def __init__(self, adapter: CoreAdapter, script: Script, max_size: int, memory: bool) -> None:
+        self.adapter = adapter
+        self.registry = ScriptedRegistry(script)
+        self.ghost = self.registry.ghost
+        self.probe = ScriptedProbe(script, threshold=THRESHOLD) if memory else None
+        self.stack: Any = adapter.build(
+            self.registry,
+            max_size=max_size,
+            memory_probe=self.probe,
+            lock_timeout=0.0,
+            queue_lock_timeout=0.0,
+        )
+        self.leases: list[tuple[str, contextlib.ExitStack]] = []
+
+    def snapshot(self) -> Snapshot:
+        return self.adapter.snapshot(self.stack)
+
+
+class SpecMachine(RuleBasedStateMachine):
+    """Differential test: core at depths 0-3 versus the sequential spec."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.script = Script()
+        self.stacks: list[_Stack] = []
+        self.spec = Spec(initial_state())
+        self.memory = False
+
+    @initialize(max_size=st.integers(1, 4), memory=st.booleans())
+    def build(self, max_size: int, memory: bool) -> None:
+        self.memory = memory
+        self.stacks = [
+            _Stack(CoreAdapter(depth, observe_lru_lock=True), self.script, max_size, memory)
+            for depth in range(4)
+        ]
+        self.spec = Spec(
+            initial_state(
+                max_size=max_size,
+                script=self.script,
+                memory_threshold=THRESHOLD if memory else 0.0,
+            )
+        )
+
+    # -- the driver ---------------------------------------------------------
+
+    def _run(self, op: tuple[Any, ...], call: Any, *, removed: tuple[str, ...] = ()) -> Any:
+        """Run `call(stack)` on every stack and `op` on the spec; compare everything."""
+        before_spec = self.spec.state
+        expected, after_spec, details = apply_detailed(before_spec, op)
+        self.spec.state = after_spec
+        note(f"{op!r} -> spec {expected!r}")
+        outcomes: dict[str, object] = {}
+        results: list[Any] = []
+        for s in self.stacks:
+            before = s.snapshot()
+            mark = s.ghost.mark()
+            value: Any = None
+            error: BaseException | None = None
+            try:
+                value = call(s)
+            except Exception as exc:
+                error = exc
+            after = s.snapshot()
+            outcome = encode_outcome(self._encode(op, value), error)
+            outcomes[s.adapter.name] = outcome
+            results.append(value)
+            assert outcome == expected, (
+                f"{s.adapter.name}: {op!r} gave {outcome!r}, spec says {expected!r}"
+                + (f" ({error!r})" if error is not None else "")
+            )
+            self._postconditions(op, before, after, s, error, mark, details, removed)
+        check_i8_outcomes(outcomes)
+        return results
+
+    def _encode(self, op: tuple[Any, ...], value: Any) -> Any:
+        if op[0] in ("getitem", "lease", "acquire"):
+            return getattr(value, "token", value)
+        if op[0] == "keys":
+            return tuple(sorted(value))
+        return value
+
+    def _postconditions(  # noqa: PLR0917 - internal helper with one call site
+        self,
+        op: tuple[Any, ...],
+        before: Snapshot,
+        after: Snapshot,
+        s: _Stack,
+        error: BaseException | None,
+        mark: int,
+        details: list[tuple[str, str, int]],
+        removed: tuple[str, ...],
+    ) -> None:
+        check_i16(error, s.ghost, since=mark, target=op[1] if op[0] == "remove" else None)
+        check_i12(before, after, removed=removed)
+        if op[0] not in ("add", "acquire", "remove"):
+            return
+        if op[0] == "remove":
+            if error is not None:
+                check_i5(before, after, resolved_id=op[1])
+            return
+        rid = resolve(op[1], op[2])
+        if error is None:
+            check_i3(after, s.ghost, resolved_id=rid)
+            if rid not in before.registered:
+                check_i11(after, s.ghost, added=rid)
+            return
+        check_i10(before, after, s.ghost, resolved_id=rid)
+        unload_failures = [d for d in details if d[0] == "ScriptedUnloadError"]
+        if unload_failures:
+            evicted = set(before.registered) - set(after.registered)
+            check_i6(before, after, evicted=evicted, failed_candidate=unload_failures[0][1])
+
+    # -- rules ----------------------------------------------------------------
+
+    def _pick(self, data: st.DataObject, label: str) -> str:
+        """A registered id most of the time (so failures hit something), else any id."""
+        registered = sorted(self.spec.state.models)
+        if registered and data.draw(st.integers(0, 3), label=f"{label} registered?"):
+            return data.draw(st.sampled_from(registered), label=label)
+        return data.draw(ANY_IDS, label=label)
+
+    @rule(model_id=IDS, alias=ALIASES, pin=st.booleans(), fail=FAIL)
+    def add(self, model_id: str, alias: str | None, pin: bool, fail: bool) -> None:
+        if fail:
+            self._fail_next(LOAD, resolve(model_id, alias))
+        self._run(
+            ("add", model_id, alias, pin),
+            lambda s: s.stack.add_model(model_id, model_id_alias=alias, pin=pin),
+        )
+
+    @rule(data=st.data(), fail=FAIL)
+    def remove(self, data: st.DataObject, fail: bool) -> None:
+        model_id = self._pick(data, "remove")
+        if fail:
+            self._fail_next(UNLOAD, model_id)
+        self._run(("remove", model_id), lambda s: s.stack.remove(model_id), removed=(model_id,))
+
+    @rule()
+    def clear(self) -> None:
+        removed = tuple(self.spec.state.models)
+        self._run(("clear",), lambda s: s.stack.clear(), removed=removed)
+
+    @rule(data=st.data())
+    def refresh(self, data: st.DataObject) -> None:
+        model_id = self._pick(data, "refresh")
+        self._run(("refresh", model_id), lambda s: s.stack.refresh(model_id))
+
+    @rule(data=st.data())
+    def pin(self, data: st.DataObject) -> None:
+        model_id = self._pick(data, "pin")
+        self._run(("pin", model_id), lambda s: s.stack.pin_model(model_id))
+
+    @rule(data=st.data())
+    def unpin(self, data: st.DataObject) -> None:
+        model_id = self._pick(data, "unpin")
+        self._run(("unpin", model_id), lambda s: s.stack.unpin_model(model_id))
+
+    @rule(data=st.data())
+    def lease_enter(self, data: st.DataObject) -> None:
+        model_id = self._pick(data, "lease_enter")
+
+        def enter(s: _Stack) -> Any:
+            exits = contextlib.ExitStack()
+            model = exits.enter_context(s.stack.lease(model_id))
+            exits.enter_context(s.ghost.use(model))
+            s.leases.append((model_id, exits))
+            return model
+
+        self._run(("lease", model_id), enter)
+
+    @rule(model_id=IDS, alias=ALIASES)
+    def acquire(self, model_id: str, alias: str | None) -> None:
+        rid = resolve(model_id, alias)
+
+        def enter(s: _Stack) -> Any:
+            exits = contextlib.ExitStack()
+            model = exits.enter_context(s.stack.acquire(model_id, model_id_alias=alias))
+            exits.enter_context(s.ghost.use(model))
+            s.leases.append((rid, exits))
+            return model
+
+        self._run(("acquire", model_id, alias), enter)
+
+    @precondition(lambda self: bool(self.stacks and self.stacks[0].leases))
+    @rule(data=st.data())
+    def lease_exit(self, data: st.DataObject) -> None:
+        index = data.draw(st.integers(0, len(self.stacks[0].leases) - 1), label="lease")
+        rid = self.stacks[0].leases[index][0]
+
+        def leave(s: _Stack) -> None:
+            held_rid, exits = s.leases.pop(index)
+            assert held_rid == rid
+            exits.close()
+
+        self._run(("release", rid), leave)
+
+    @rule(model_id=IDS)
+    def lookups(self, model_id: str) -> None:
+        self._run(("getitem", model_id), lambda s: s.stack[model_id])
+        self._run(("contains", model_id), lambda s: model_id in s.stack)
+        self._run(("keys",), lambda s: s.stack.keys())
+        self._run(("len",), lambda s: len(s.stack))
+
+    def _fail_next(self, kind: str, model_id: str) -> None:
+        table = self.spec.state.load_attempts if kind == LOAD else self.spec.state.unload_attempts
+        self.script.set_outcome(kind, model_id, dict(table).get(model_id, 0) + 1, fail=True)
+
+    @rule(data=st.data())
+    def fail_next_unload(self, data: st.DataObject) -> None:
+        """Script the next clear_cache of a (usually registered) id to fail: hits evictions."""
+        self._fail_next(UNLOAD, self._pick(data, "fail unload"))
+
+    @precondition(lambda self: self.memory)
+    @rule(readings=st.lists(st.sampled_from([0.1, 0.3, 0.9, None]), min_size=1, max_size=4))
+    def memory_pressure(self, readings: list[float | None]) -> None:
+        self.script.set_memory(self.spec.state.probe_calls, readings)
+
+    # -- invariants -------------------------------------------------------------
+
+    @invariant()
+    def agrees_with_spec(self) -> None:
+        state = self.spec.state
+        for s in self.stacks:
+            snap = s.snapshot()
+            name = s.adapter.name
+            tokens = {rid: getattr(m, "token", None) for rid, m in snap.registered.items()}
+            assert tokens == state.models, f"{name}: models {tokens} != spec {state.models}"
+            assert snap.lru == state.lru, f"{name}: LRU {snap.lru} != spec {state.lru}"
+            assert snap.pins == state.pins, f"{name}: pins {snap.pins} != spec {state.pins}"
+            assert dict(snap.leases or {}) == state.lease_counts, f"{name}: leases differ"
+            assert s.ghost.construct_attempts == dict(state.load_attempts)
+            assert s.ghost.clear_attempts == dict(state.unload_attempts)
+
+    @invariant()
+    def state_invariants_hold(self) -> None:
+        for s in self.stacks:
+            report = check_all(
+                s.snapshot(), s.ghost, quiescent=True, capabilities=s.adapter.capabilities
+            )
+            report.raise_first()
+            assert "I14" in report.checked, report  # the lock probe is on: never skipped
+
+    @invariant()
+    def depths_agree(self) -> None:
+        check_i8({s.adapter.name: s.snapshot() for s in self.stacks})
+
+    def teardown(self) -> None:
+        for s in self.stacks:
+            while s.leases:
+                s.leases.pop()[1].close()
+
+
+TestSpecMachine = SpecMachine.TestCase
