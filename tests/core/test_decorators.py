@@ -177,3 +177,22 @@ def test_decorator_exposes_wrapped_and_repr(registry: FakeRegistry) -> None:
     stack = D(manager)
     assert stack.manager is manager
     assert repr(stack).startswith("ModelManagerDecorator(ModelManager(")
+
+
+def test_optional_methods_are_class_descriptors_not_getattr() -> None:
+    """Exactly OPTIONAL_METHODS are delegated, and the base defines no __getattr__.
+
+    A class with ``__getattr__`` gets no specialised attribute loads on
+    CPython, which would slow every ``self.x`` of every decorator (the cache's
+    warm path included) several times over.
+    """
+    from modelmanager.decorators.base import OPTIONAL_METHODS, _OptionalMethod
+
+    delegated = {
+        name for name, value in vars(D).items() if isinstance(value, _OptionalMethod)
+    }
+    assert delegated == OPTIONAL_METHODS
+    assert "__getattr__" not in vars(D)
+    assert "__getattr__" not in vars(WithFixedSizeCache)
+    assert isinstance(D.refresh, _OptionalMethod)  # class access returns the descriptor
+
