@@ -6,7 +6,8 @@
 
 * against the core: `CoreAdapter(0)` with every mode (the lenient replay of
   the scenario's corpus schedule, then PCT, DPOR and random within the
-  budget), `CoreAdapter(1..3)` with PCT (cheap depth coverage), and the bare
+  budget), `CoreAdapter(1..3)` with PCT at half the budget (cheap depth
+  coverage: those stacks only add pass-through layers), and the bare
   `ModelManager` on the scenarios it supports;
 * against every known-bug variant (`models_spec.variants.VARIANTS`): its own
   named scenario, by exact replay of the corpus schedule and by each search
@@ -177,13 +178,14 @@ def plan_jobs(
     `scenarios` restricts the scenario ids (default: all of `SCENARIOS`),
     `variants` replaces the variant registry (factories must be module-level
     so worker processes can import them), `core_depths` the core depths
-    (the first one runs every mode, the others PCT only).
+    (the first one runs every mode, the others PCT only, at half the budget).
     """
     selected = {sid: get_scenario(sid) for sid in (scenarios or SCENARIOS)}
     registry: Mapping[str, Callable[[], ManagerAdapter]] = (
         VARIANTS if variants is None else variants
     )
     budget = options.budget or DEFAULT_BUDGET
+    deeper_budget = max(1, budget // 2)
     seed = options.seed if options.seed is not None else 0
     out = str(options.output_dir or DEFAULT_OUTPUT_DIR)
     strategies = _strategies(options)
@@ -223,8 +225,10 @@ def plan_jobs(
     for scenario_id, scenario in selected.items():
         follow = ("follow",) if scenario_id in with_corpus else ()
         for position, depth in enumerate(core_depths):
-            modes = (*follow, *strategies) if position == 0 else strategies[:1]
-            add(scenario_id, f"core-depth{depth}", "core", modes, budget)
+            if position == 0:
+                add(scenario_id, f"core-depth{depth}", "core", (*follow, *strategies), budget)
+            else:  # deeper stacks only add pass-through layers: a lighter check
+                add(scenario_id, f"core-depth{depth}", "core", strategies[:1], deeper_budget)
         if scenario.supported_by(bare) and scenario.bugs:
             add(scenario_id, bare.name, "core", strategies, budget)
     for bug, factory in dict(registry).items():
