@@ -1,0 +1,316 @@
+"""Unit tests of models_spec.invariants: each check fails on a bad case and passes on a good one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from models_spec.adapter import CAPABILITIES, Snapshot
+from models_spec.fakes import Ghost, Script, ScriptedLoadError, ScriptedRegistry
+from models_spec.invariants import (
+    CATALOGUE,
+    InvariantSkipped,
+    InvariantViolation,
+    check_all,
+    check_i1,
+    check_i2,
+    check_i3,
+    check_i4,
+    check_i5,
+    check_i6,
+    check_i7,
+    check_i8,
+    check_i8_outcomes,
+    check_i9,
+    check_i10,
+    check_i11,
+    check_i12,
+    check_i13,
+    check_i14,
+    check_i16,
+    check_linearizable,
+)
+from models_spec.spec import initial_state
+
+
+def violation(inv: str) -> Any:
+    return pytest.raises(InvariantViolation, match=rf"^{inv} violated")
+
+
+def loaded(*ids: str, script: Script | None = None) -> tuple[ScriptedRegistry, dict[str, object]]:
+    registry = ScriptedRegistry(script or Script())
+    return registry, {rid: registry.get_model(rid)(model_id=rid) for rid in ids}
+
+
+def snap(models: dict[str, object], **kwargs: object) -> Snapshot:
+    defaults: dict[str, object] = {
+        "lru": tuple(models),
+        "lifecycle": {},
+        "pins": frozenset(),
+        "leases": {},
+        "in_flight_loads": 0,
+        "max_size": 3,
+    }
+    defaults.update(kwargs)
+    return Snapshot(registered=models, **defaults)  # type: ignore[arg-type]
+
+
+def test_catalogue_covers_i1_to_i16_with_bugs() -> None:
+    """Every invariant is catalogued with a function, a scope and the bugs it catches."""
+    assert list(CATALOGUE) == [f"I{n}" for n in range(1, 17)]
+    caught = {bug for info in CATALOGUE.values() for bug in info.bugs}
+    assert caught == {f"B{n}" for n in range(1, 18)}
+    for info in CATALOGUE.values():
+        assert info.scope in {"state", "operation", "history"}
+        assert info.needs <= CAPABILITIES
+
+
+def test_i1_generations() -> None:
+    """Unreserved or duplicated generations violate I1; a missing table skips."""
+    _, models = loaded()
+    check_i1(snap(models, lifecycle={"a": (1, 2, True)}))
+    with violation("I1"):
+        check_i1(snap(models, lifecycle={"a": (1, 0, False)}))
+    with violation("I1"):
+        check_i1(snap(models, lifecycle={"a": (1, 1, True), "b": (1, 1, False)}))
+    with pytest.raises(InvariantSkipped):
+        check_i1(snap(models, lifecycle=None))
+
+
+def test_i2_single_flight_from_the_ghost() -> None:
+    """Two live constructors or a constructor during clear_cache violate I2."""
+    ghost = Ghost()
+    check_i2(None, ghost)
+    ghost.max_constructing["a"] = 2
+    with violation("I2"):
+        check_i2(None, ghost)
+    registry = ScriptedRegistry()
+    registry.ghost.clearing["a"] = 1
+    registry.get_model("a")(model_id="a")
+    with violation("I2"):
+        check_i2(None, registry.ghost)
+
+
+def test_i3_add_postcondition() -> None:
+    """After add returns the id must be registered with a live model."""
+    registry, models = loaded("a")
+    check_i3(snap(models), registry.ghost, resolved_id="a")
+    with violation("I3"):
+        check_i3(snap(models), registry.ghost, resolved_id="b")
+    models["a"].clear_cache()  # type: ignore[attr-defined]
+    with violation("I3"):
+        check_i3(snap(models), registry.ghost, resolved_id="a")
+
+
+def test_i4_lru_bijection() -> None:
+    """Duplicates always violate; phantoms and missing ids only at quiescence."""
+    _, models = loaded("a", "b")
+    check_i4(snap(models))
+    with violation("I4"):
+        check_i4(snap(models, lru=("a", "b", "a")), quiescent=False)
+    check_i4(snap(models, lru=("a",)), quiescent=False)
+    with violation("I4"):
+        check_i4(snap(models, lru=("a",)))
+    with violation("I4"):
+        check_i4(snap(models, lru=("a", "b", "z")))
+    with pytest.raises(InvariantSkipped):
+        check_i4(snap(models, lru=None))
+
+
+def test_i5_failed_remove_is_a_noop() -> None:
+    """A failed remove must leave registry, LRU order and pins untouched."""
+    _, models = loaded("a", "x", "b")
+    before = snap(models)
+    check_i5(before, snap(dict(models)), resolved_id="x")
+    with violation("I5"):
+        check_i5(before, snap(models, lru=("a", "b", "x")), resolved_id="x")
+    with violation("I5"):
+        check_i5(before, snap({k: v for k, v in models.items() if k != "x"}), resolved_id="x")
+
+
+def test_i6_failed_eviction_preserves() -> None:
+    """[P, A, B]: A fails: P and A stay in place; earlier victims stay gone."""
+    _, models = loaded("v", "p", "a", "b")
+    before = snap(models, pins=frozenset({"p"}))
+    good = {k: m for k, m in models.items() if k != "v"}
+    check_i6(before, snap(good, lru=("p", "a", "b")), evicted={"v"}, failed_candidate="a")
+    with violation("I6"):  # B9: P and A dropped from the LRU
+        check_i6(before, snap(good, lru=("b",)), evicted={"v"}, failed_candidate="a")
+    with violation("I6"):
+        check_i6(before, snap(good, lru=("p", "b", "a")), evicted={"v"}, failed_candidate="a")
+    without_a = {k: m for k, m in good.items() if k != "a"}
+    with violation("I6"):
+        check_i6(before, snap(without_a, lru=("p", "b")), evicted={"v"}, failed_candidate="a")
+
+
+def test_i7_resolved_id_is_the_key() -> None:
+    """A model registered under another key, stray leases or stray LRU keys violate I7."""
+    _, models = loaded("a")
+    check_i7(snap(models))
+    with violation("I7"):
+        check_i7(snap({"alias": models["a"]}, lru=("alias",)))
+    with violation("I7"):
+        check_i7(snap(models, leases={"z": 1}))
+    with violation("I7"):
+        check_i7(snap(models, lru=("a", "z")))
+
+
+def test_i8_composition() -> None:
+    """Stacks disagreeing on keys/LRU/pins, or on outcomes, violate I8."""
+    _, models = loaded("a", "b")
+    check_i8({"d0": snap(models), "d1": snap(models)})
+    with violation("I8"):
+        check_i8([snap(models), snap(models, lru=("b", "a"))])
+    check_i8_outcomes({"d0": ("ok", None), "d1": ("ok", None)})
+    with violation("I8"):
+        check_i8_outcomes({"d0": ("ok", None), "d1": ("raise", "LockTimeout")})
+
+
+def test_i9_no_leaks() -> None:
+    """At quiescence: empty lifecycle table; unregistered models torn down exactly once."""
+    registry, models = loaded("a", "b")
+    ghost = registry.ghost
+    with violation("I9"):  # b constructed, not registered, never torn down
+        check_i9(snap({"a": models["a"]}), ghost)
+    models["b"].clear_cache()  # type: ignore[attr-defined]
+    check_i9(snap({"a": models["a"]}), ghost)
+    with violation("I9"):
+        check_i9(snap({"a": models["a"]}, lifecycle={"q": (3, 1, False)}), ghost)
+    with pytest.raises(InvariantSkipped):
+        check_i9(snap(models), ghost, quiescent=False)
+
+
+def test_i10_failures_leave_no_residue() -> None:
+    """A failed add of a new id leaves no registration, LRU entry or lifecycle entry."""
+    registry, models = loaded("a")
+    before = snap(models)
+    check_i10(before, snap(models), registry.ghost, resolved_id="b")
+    with violation("I10"):
+        check_i10(before, snap(models, lru=("a", "b")), registry.ghost, resolved_id="b")
+    with violation("I10"):
+        check_i10(before, snap(models, lifecycle={"b": (1, 1, False)}), resolved_id="b")
+    registry.get_model("b")(model_id="b")  # constructed, never registered or torn down
+    with violation("I10"):
+        check_i10(before, snap(models), registry.ghost, resolved_id="b")
+
+
+def test_i11_capacity() -> None:
+    """Over max_size only by pinned/leased models; postcondition form after a cold add."""
+    _, models = loaded("a", "b", "c")
+    check_i11(snap(models, max_size=3))
+    with violation("I11"):
+        check_i11(snap(models, max_size=2))
+    check_i11(snap(models, max_size=2, pins=frozenset({"a"})))
+    with violation("I11"):
+        check_i11(snap(models, max_size=3, in_flight_loads=1))
+    check_i11(snap(models, max_size=2, pins=frozenset({"a", "b"})), added="c")
+    with violation("I11"):
+        check_i11(snap(models, max_size=2, pins=frozenset({"a"})), added="c")
+    with pytest.raises(InvariantSkipped):
+        check_i11(snap(models, max_size=None))
+
+
+def test_i12_pins_survive() -> None:
+    """A pinned, registered id may only disappear through an explicit removal."""
+    _, models = loaded("p", "a")
+    before = snap(models, pins=frozenset({"p"}))
+    after = snap({"a": models["a"]}, pins=frozenset({"p"}))
+    with violation("I12"):
+        check_i12(before, after)
+    check_i12(before, after, removed=["p"])
+    check_i12(before, snap(models))
+
+
+def test_i13_leases() -> None:
+    """clear_cache on a model in use, or while its id is leased, violates I13."""
+    registry, models = loaded("a")
+    ghost = registry.ghost
+    check_i13(snap(models, leases={"a": 1}), ghost)
+    ghost.clearing["a"] = 1
+    with violation("I13"):
+        check_i13(snap(models, leases={"a": 1}), ghost)
+    del ghost.clearing["a"]
+    with ghost.use(models["a"]):
+        models["a"].clear_cache()  # type: ignore[attr-defined]
+    with violation("I13"):
+        check_i13(None, ghost)
+
+
+def test_i14_needs_a_lock_probe() -> None:
+    """Skipped without a probe; violated when the LRU lock was held in a callback."""
+    registry = ScriptedRegistry()
+    with pytest.raises(InvariantSkipped):
+        check_i14(None, registry.ghost)
+    held = [False]
+    registry.ghost.lock_probe = lambda: held[0]
+    registry.get_model("a")(model_id="a")
+    check_i14(None, registry.ghost)
+    held[0] = True
+    registry.get_model("b")(model_id="b")
+    with violation("I14"):
+        check_i14(None, registry.ghost)
+
+
+def test_i16_error_masking() -> None:
+    """The first scripted failure must be the one raised; a torn-down target must not fail."""
+    registry = ScriptedRegistry(Script(load_failures={"a": [1]}))
+    ghost = registry.ghost
+    mark = ghost.mark()
+    with pytest.raises(ScriptedLoadError) as info:
+        registry.get_model("a")(model_id="a")
+    check_i16(info.value, ghost, since=mark)
+    with violation("I16"):
+        check_i16(TimeoutError("cleanup"), ghost, since=mark)
+    with violation("I16"):
+        check_i16(None, ghost, since=mark)
+    check_i16(ExceptionGroup("g", [info.value]), ghost, since=mark)
+    with violation("I16"):
+        check_i16(ExceptionGroup("g", [ValueError()]), ghost, since=mark)
+    model = registry.get_model("b")(model_id="b")
+    mark = ghost.mark()
+    model.clear_cache()
+    with violation("I16"):  # B16: a timeout after the model was deleted
+        check_i16(TimeoutError("late"), ghost, since=mark, target="b")
+    check_i16(None, ghost, since=mark, target="b")
+
+
+def test_check_linearizable_glue() -> None:
+    """A sequential history passes; a history returning an impossible token fails I15."""
+    from lockstep.linearizability import Operation
+
+    initial = initial_state(max_size=2)
+    good = [
+        Operation("t1", 0, 1, ("add", "a", None, False), ("ok", None)),
+        Operation("t2", 2, 3, ("getitem", "a"), ("ok", "a#1")),
+    ]
+    assert check_linearizable(good, initial=initial).verdict == "ok"
+    bad = [*good[:1], Operation("t2", 2, 3, ("getitem", "a"), ("ok", "a#2"))]
+    with violation("I15"):
+        check_linearizable(bad, initial=initial)
+
+
+def test_check_all_reports_checked_skipped_violated() -> None:
+    """check_all runs state invariants, skips on missing capabilities, collects violations."""
+    registry, models = loaded("a")
+    report = check_all(snap(models), registry.ghost, quiescent=True, capabilities=CAPABILITIES)
+    assert report.ok
+    assert set(report.checked) == {"I1", "I2", "I4", "I7", "I9", "I11", "I13"}
+    skipped = dict(report.skipped)
+    assert "lock probe" in skipped["I14"]
+    assert "operation invariant" in skipped["I5"]
+    bare = check_all(
+        Snapshot(registered=models, lifecycle={}, leases={}),
+        registry.ghost,
+        quiescent=True,
+        capabilities={"leases", "lifecycle", "aliases"},
+    )
+    assert "capability missing: lru" in dict(bare.skipped)["I4"]
+    assert "I4" not in bare.checked
+    broken = check_all(
+        snap(models, lru=("a", "a")), registry.ghost, quiescent=True, capabilities=CAPABILITIES
+    )
+    assert [v.invariant for v in broken.violated] == ["I4"]
+    with violation("I4"):
+        broken.raise_first()
+    assert "VIOLATED" in str(broken)
