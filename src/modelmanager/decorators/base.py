@@ -2,7 +2,10 @@
 
 It delegates every public method of the core API explicitly, so any depth of
 decorators composes (B11), and it has no "already loaded?" fast path of its
-own: every call goes to the inner layer, which takes the id's lifecycle (B4).
+own: every call goes to the inner layer, which answers a warm add only under
+its own lock and only for a model that is not being unloaded, else under the
+id's lifecycle (B4). ``_fast_warm_hit_hook`` hands an outer cache that inner
+warm step, so a stack of pass-through layers costs nothing on the warm path.
 Methods that only some layers provide (the cache's ``pin_model``,
 ``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``)
 are delegated by name through class attributes (descriptors) — only those
