@@ -6,10 +6,11 @@ Usage (from the repository root)::
 
 What it does, and why:
 
-* Copies the project (``src/``, ``models_spec/``, ``tests/``, ``pyproject.toml``)
-  into ``--workdir`` (default: a fresh temporary directory) and runs mutmut
-  *there*, so the working tree is never touched (several people edit it at
-  once) and nothing needs a ``[tool.mutmut]`` table in the shared
+* Exports the project at a git revision (``--revision``, default ``HEAD``;
+  ``worktree`` copies the working tree as it is) into ``--workdir``
+  (default: a fresh temporary directory) and runs mutmut *there*, so the
+  result belongs to one commit, the working tree is never touched (several
+  people edit it at once) and nothing needs a ``[tool.mutmut]`` table in the shared
   ``pyproject.toml``: the configuration is the ``setup.cfg`` this script
   writes into the copy (``MUTMUT_CONFIG`` below).
 * mutmut 3 has no option to choose operators, so the script removes the
@@ -101,31 +102,41 @@ cli()
 """
 
 
-def prepare(workdir: Path, *, refresh_tests: bool) -> None:
-    """Copy the project into ``workdir`` and write mutmut's configuration there."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    for name in COPIED:
-        source, target = ROOT / name, workdir / name
-        if target.exists() and not (refresh_tests and name in ("tests", "models_spec")):
-            continue
-        if target.exists():
-            shutil.rmtree(target)
+def _export(names: tuple[str, ...], target: Path, revision: str | None) -> None:
+    """Copy `names` from git `revision` (None: the working tree) into `target`."""
+    if revision is not None:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", revision, *names],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+        return
+    for name in names:
+        source, dest = ROOT / name, target / name
+        if dest.exists():
+            shutil.rmtree(dest) if dest.is_dir() else dest.unlink()
         if source.is_dir():
-            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         elif source.exists():
-            shutil.copy2(source, target)
-    if refresh_tests and (workdir / "mutants").is_dir():
-        # mutmut runs the tests from its own copy: keep it in step too.
-        for name in ("tests", "models_spec"):
-            target = workdir / "mutants" / name
-            if target.exists():
-                shutil.rmtree(target)
-            shutil.copytree(
-                ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-            )
-    only = "\n".join(f"    {m.removeprefix('src/')}" for m in MODULES)
-    only = "\n".join(f"    {m}" for m in MODULES) + "\n" + only
-    tests = "\n".join(f"    {t}" for t in TEST_SELECTION if (ROOT / t).is_dir())
+            shutil.copy2(source, dest)
+
+
+def prepare(workdir: Path, *, revision: str | None, refresh_tests: bool) -> None:
+    """Export the project into `workdir` (once) and write mutmut's configuration there."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    missing = tuple(name for name in COPIED if not (workdir / name).exists())
+    if missing:
+        _export(missing, workdir, revision)
+    if refresh_tests:
+        # New killing tests: copy tests/ again, also into mutmut's own copy.
+        for target in (workdir, workdir / "mutants"):
+            if target.is_dir():
+                _export(("tests",), target, revision)
+    only = "\n".join(f"    {m}" for m in MODULES)
+    only += "\n" + "\n".join(f"    {m.removeprefix('src/')}" for m in MODULES)
+    tests = "\n".join(f"    {t}" for t in TEST_SELECTION if (workdir / t).is_dir())
     (workdir / "setup.cfg").write_text(MUTMUT_CONFIG.format(only=only, tests=tests))
 
 
@@ -191,13 +202,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--refresh-tests", action="store_true", help="copy tests/ and models_spec/ again"
     )
+    parser.add_argument(
+        "--revision",
+        default="HEAD",
+        help="git revision to test (default HEAD; 'worktree' = the working tree as it is)",
+    )
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("mutants", nargs="*", help="re-test only these mutants")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="modelmanager-mutation-"))
     workdir = workdir.resolve()
     print(f"workdir: {workdir}", flush=True)
-    prepare(workdir, refresh_tests=args.refresh_tests)
+    revision = None if args.revision == "worktree" else args.revision
+    if revision is not None:
+        commit = subprocess.run(
+            ["git", "rev-parse", revision], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        print(f"revision: {revision} = {commit}", flush=True)
+        (workdir / "REVISION").parent.mkdir(parents=True, exist_ok=True)
+        (workdir / "REVISION").write_text(commit + "\n")
+    prepare(workdir, revision=revision, refresh_tests=args.refresh_tests)
     if not args.summary_only:
         run = mutmut(workdir, "run", "--max-children", str(args.max_children), *args.mutants)
         (workdir / "mutmut-run.log").write_text(run.stdout + "\n--- stderr ---\n" + run.stderr)
