@@ -136,3 +136,12 @@ def test_load_adapter_errors(target: str, message: str) -> None:
     """Every way a target can be wrong raises AdapterError saying which."""
     with pytest.raises(AdapterError, match=message):
         load_adapter(target)
+
+
+def test_package_reexports_are_sorted_and_resolve() -> None:
+    """models_spec/__init__ only re-exports, with a sorted __all__."""
+    import models_spec
+
+    assert models_spec.__all__ == sorted(models_spec.__all__, key=lambda n: (not n.isupper(), n))
+    for name in models_spec.__all__:
+        assert getattr(models_spec, name) is not None
