@@ -142,6 +142,36 @@ def test_warm_add_during_removal_waits_then_reloads(registry: FakeRegistry, name
 
 
 @pytest.mark.parametrize("name", list(STACKS))
+def test_warm_add_during_removal_raises_the_reload_error(registry: FakeRegistry, name: str) -> None:
+    """If the reload after the removal fails, the racing add raises that error (no success)."""
+    manager = SignallingManager(registry)
+    stack = STACKS[name](manager)
+    stack.add_model("x")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["x"] = (entered, release)
+    progress = threading.Event()
+    remover = _Worker("remover", lambda: stack.remove("x"), threading.Event())
+    assert entered.wait(GATE)
+    registry.load_errors["x"] = OSError("weights missing")
+    _watch_fallback(manager, progress)
+    adder = _Worker("adder", lambda: _add_and_look(stack, "x"), progress)
+    assert progress.wait(GATE)
+    assert manager.fell_back.is_set()
+    assert not adder.done.is_set(), adder.outcome
+    release.set()
+    join(remover.thread)
+    join(adder.thread)
+    assert "error" not in remover.outcome, remover.outcome
+    error = adder.outcome.get("error")
+    assert isinstance(error, OSError), adder.outcome
+    assert str(error) == "weights missing"
+    assert stack.keys() == []
+    assert stack.statistics().hits == 0
+    assert stack.statistics().load_failures == 1
+    assert stack.lifecycle_snapshot() == {}
+
+
+@pytest.mark.parametrize("name", list(STACKS))
 def test_warm_lease_during_removal_cannot_answer(registry: FakeRegistry, name: str) -> None:
     """A lease racing a removal inside clear_cache cannot get the model being torn down."""
     manager = ModelManager(registry, lock_timeout=0)
