@@ -1,7 +1,8 @@
 """The per-id lifecycle table: reservation-counted lock generations.
 
 Every operation that changes whether a model id is loaded (add, remove,
-eviction, lease acquisition) runs while holding that id's *lifecycle lock*.
+eviction) runs while holding that id's *lifecycle lock*; warm hits and leases
+do too unless they can answer under the state lock alone (see the end).
 The locks live in a table keyed by resolved id, created on demand so the
 table does not grow with every id ever seen. The hard part is deleting an
 entry safely: upstream deleted the entry while still holding its lock, or
