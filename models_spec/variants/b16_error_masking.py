@@ -1,10 +1,11 @@
 """B16 error masking and false failure: cleanup waits are bounded and their timeouts win.
 
 Bug path: the cache's cleanup bookkeeping, `_release_slot` and `_forget`
-(two overrides of one idea): both wait for the LRU lock with the queue
-timeout, as upstream's cleanup does.  A timeout in a failed load's cleanup
-replaces the loader's error; a timeout in `_forget` after the model was
-torn down reports a successful remove as failed (I16).
+(two overrides of one idea): each first waits for the LRU lock with the
+queue timeout, as upstream's cleanup does, then runs the core's step.  A
+timeout in a failed load's cleanup replaces the loader's error; a timeout
+in `_forget` after the model was torn down reports a successful remove as
+failed (I16).
 """
 
 from __future__ import annotations
@@ -18,18 +19,17 @@ BUG = "B16"
 
 
 class BoundedCleanupCache(WithFixedSizeCache):
-    """Cleanup steps that can time out and raise over the real outcome."""
+    """Cleanup steps that first wait for the LRU lock with a bound, and raise on timeout."""
 
     def _release_slot(self, resolved_id: str) -> None:
-        with self._lru_guard():
-            self._unreserve_locked(resolved_id)
-            self._lru_changed.notify_all()
+        with self._lru_guard():  # upstream's bounded wait; its timeout wins over the real error
+            pass
+        super()._release_slot(resolved_id)
 
     def _forget(self, resolved_id: str) -> None:
-        with self._lru_guard():
-            self._lru.pop(resolved_id, None)
-            self._evicting.discard(resolved_id)
-            self._lru_changed.notify_all()
+        with self._lru_guard():  # bounded: a timeout reports a finished removal as failed
+            pass
+        super()._forget(resolved_id)
 
 
 def adapter() -> VariantAdapter:
