@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -44,8 +44,12 @@ def _lru(value: Sequence[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-def _pins(value: frozenset[str] | Sequence[str] | None) -> frozenset[str] | None:
+def _pins(value: Iterable[str] | None) -> frozenset[str] | None:
     return None if value is None else frozenset(value)
+
+
+def _registered(value: Mapping[str, object]) -> dict[str, object]:
+    return dict(value)
 
 
 @attrs.frozen
@@ -62,7 +66,7 @@ class Snapshot:
     * `lru_lock_held`: whether the LRU lock is held right now (for I14).
     """
 
-    registered: Mapping[str, object] = attrs.field(converter=dict)
+    registered: Mapping[str, object] = attrs.field(converter=_registered)
     lru: tuple[str, ...] | None = attrs.field(default=None, converter=_lru)
     lifecycle: Mapping[str, tuple[int, int, bool]] | None = attrs.field(
         default=None, converter=_frozen_mapping

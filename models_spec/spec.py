@@ -466,8 +466,8 @@ def _normalise(op_input: tuple[Any, ...], output: Any) -> Any:
     return output
 
 
-def _exception_types() -> dict[str, Callable[[str], BaseException]]:
-    types: dict[str, Callable[[str], BaseException]] = {"RuntimeError": RuntimeError}
+def _exception_types() -> dict[str, Callable[[str], Exception]]:
+    types: dict[str, Callable[[str], Exception]] = {"RuntimeError": RuntimeError}
     try:
         from modelmanager import errors  # noqa: PLC0415 - the spec must import without the core
     except ImportError:  # pragma: no cover
@@ -479,14 +479,12 @@ def _exception_types() -> dict[str, Callable[[str], BaseException]]:
     return types
 
 
-def _exception(
-    name: str, subject: str | None, details: list[tuple[str, str, int]]
-) -> BaseException:
+def _exception(name: str, subject: str | None, details: list[tuple[str, str, int]]) -> Exception:
     if name.startswith("ExceptionGroup("):
         members = name[len("ExceptionGroup(") : -1].split(",")
         return ExceptionGroup(
             "clear() failed for some models",
-            [_exception(m, subject, details) for m in members],  # type: ignore[misc]
+            [_exception(m, subject, details) for m in members],
         )
     if name in ("ScriptedLoadError", "ScriptedUnloadError"):
         for k, (kind, rid, attempt) in enumerate(details):

@@ -172,7 +172,8 @@ class SpecMachine(RuleBasedStateMachine):
     def _pick(self, data: st.DataObject, label: str) -> str:
         """A registered id most of the time (so failures hit something), else any id."""
         registered = sorted(self.spec.state.models)
-        if registered and data.draw(st.integers(0, 3), label=f"{label} registered?"):
+        bias: int = data.draw(st.integers(0, 3), label=f"{label} registered?")
+        if registered and bias:
             return data.draw(st.sampled_from(registered), label=label)
         return data.draw(ANY_IDS, label=label)
 
