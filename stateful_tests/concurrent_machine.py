@@ -10,7 +10,9 @@ execution:
   the model across a switch point, leave), ``acquire`` (load and lease) and
   ``pin``;
 * every scheduling choice of the execution, drawn from the *same* Hypothesis
-  data by :class:`DataScheduleStrategy` while the execution runs.
+  data by lockstep's `HypothesisStrategy` while the execution runs (index 0
+  = no preemption; a lock wait times out only when no thread can run, see
+  `RunFirst`).
 
 So a failing example shrinks as a whole: fewer threads, fewer and simpler
 operations, fewer failures, and a schedule that prefers "keep running the
@@ -59,10 +61,10 @@ import lockstep
 from lockstep.linearizability import HistoryRecorder
 from lockstep.schedule import Choice
 from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.strategies.hypothesis import HypothesisStrategy
 from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter, Snapshot
 from models_spec.fakes import LOAD, UNLOAD, Ghost, Script, ScriptedRegistry
 from models_spec.invariants import (
-    InvariantSkipped,
     InvariantViolation,
     check_all,
     check_i1,
@@ -80,9 +82,9 @@ __all__ = [
     "IDS",
     "OPERATION_KINDS",
     "ConcurrentCheckFailed",
-    "DataScheduleStrategy",
     "Example",
     "Op",
+    "RunFirst",
     "check_add_returned",
     "examples",
     "failure_class",
@@ -156,29 +158,64 @@ class Example:
         return "\n".join(lines)
 
 
-_RESOLVED_IDS: Final = tuple(sorted({resolve(m, a) for m in IDS for a in ALIASES}))
-
-
 def kinds_for(capabilities: frozenset[str]) -> tuple[str, ...]:
     """The operation kinds a stack with `capabilities` supports."""
     needs = {"refresh": "refresh", "pin": "pins", "lease": "leases", "acquire": "leases"}
     return tuple(k for k in OPERATION_KINDS if k not in needs or needs[k] in capabilities)
 
 
-def _ops(kinds: tuple[str, ...], pins: bool) -> st.SearchStrategy[Op]:
-    ids = st.sampled_from(IDS)
-    keys = st.sampled_from(_RESOLVED_IDS)
-    aliases = st.sampled_from(ALIASES)
+def _ops(
+    kinds: tuple[str, ...], ids: tuple[str, ...], aliases: tuple[str | None, ...], pins: bool
+) -> st.SearchStrategy[Op]:
+    models = st.sampled_from(ids)
+    keys = st.sampled_from(sorted({resolve(m, a) for m in ids for a in aliases}))
+    alias = st.sampled_from(aliases)
     pin = st.booleans() if pins else st.just(False)
+    add = st.builds(Op, st.just("add"), models, alias, pin)
+    remove = st.builds(Op, st.just("remove"), keys)
     choices = {
-        "add": st.builds(Op, st.just("add"), ids, aliases, pin),
-        "remove": st.builds(Op, st.just("remove"), keys),
-        "lease": st.builds(Op, st.just("lease"), keys),
-        "acquire": st.builds(Op, st.just("acquire"), ids, aliases),
-        "refresh": st.builds(Op, st.just("refresh"), keys),
-        "pin": st.builds(Op, st.just("pin"), keys),
+        # add and remove are what every bug involves: listed twice, drawn twice as often.
+        "add": [add, add],
+        "remove": [remove, remove],
+        "lease": [st.builds(Op, st.just("lease"), keys)],
+        "acquire": [st.builds(Op, st.just("acquire"), models, alias)],
+        "refresh": [st.builds(Op, st.just("refresh"), keys)],
+        "pin": [st.builds(Op, st.just("pin"), keys)],
     }
-    return st.one_of(*(choices[k] for k in OPERATION_KINDS if k in kinds))
+    return st.one_of(*(op for k in OPERATION_KINDS if k in kinds for op in choices[k]))
+
+
+@st.composite
+def _examples(
+    draw: st.DrawFn,
+    caps: frozenset[str],
+    max_threads: int,
+    max_ops: int,
+    max_size: int,
+) -> Example:
+    # Operations draw from a per-example subset of ids, so collisions on one
+    # id (what every reported bug needs) are common: one id, no alias, is
+    # also where shrinking goes.
+    ids = IDS[: draw(st.integers(1, len(IDS)), label="ids")]
+    aliases = ALIASES if draw(st.booleans(), label="aliases") else (None,)
+    keys = st.sampled_from(sorted({resolve(m, a) for m in ids for a in aliases}))
+    failures = st.lists(st.tuples(keys, st.integers(1, 2)), max_size=2, unique=True)
+    ops = _ops(kinds_for(caps), ids, aliases, "pins" in caps)
+    return Example(
+        max_size=draw(st.integers(1, max_size)) if "capacity" in caps else UNBOUNDED,
+        preload=tuple(draw(st.lists(st.sampled_from(ids), max_size=2, unique=True))),
+        load_failures=tuple(draw(failures)),
+        unload_failures=tuple(draw(failures)),
+        programs=tuple(
+            draw(
+                st.lists(
+                    st.lists(ops, min_size=1, max_size=max_ops).map(tuple),
+                    min_size=2,
+                    max_size=max_threads,
+                )
+            )
+        ),
+    )
 
 
 def examples(
@@ -191,73 +228,40 @@ def examples(
     """Concurrent programs: 2..`max_threads` threads of 1..`max_ops` operations.
 
     Only operations the `capabilities` support are drawn (all by default).
-    Shrinks towards fewer threads/operations, `add` operations, the first
-    ids, no failures and a small cache.
+    Shrinks towards fewer threads/operations, `add` operations, one id, no
+    alias, no failures and a small cache.
     """
     caps = CAPABILITIES if capabilities is None else frozenset(capabilities)
-    kinds = kinds_for(caps)
-    failures = st.lists(
-        st.tuples(st.sampled_from(_RESOLVED_IDS), st.integers(1, 2)), max_size=2, unique=True
-    )
-    return st.builds(
-        Example,
-        max_size=st.integers(1, max_size) if "capacity" in caps else st.just(UNBOUNDED),
-        preload=st.lists(st.sampled_from(IDS), max_size=2, unique=True).map(tuple),
-        load_failures=failures.map(tuple),
-        unload_failures=failures.map(tuple),
-        programs=st.lists(
-            st.lists(_ops(kinds, "pins" in caps), min_size=1, max_size=max_ops).map(tuple),
-            min_size=2,
-            max_size=max_threads,
-        ).map(tuple),
-    )
+    return _examples(caps, max_threads, max_ops, max_size)
 
 
-class DataScheduleStrategy:
-    """A lockstep strategy whose every choice is drawn from Hypothesis data.
+class RunFirst:
+    """Wrap a strategy: offer it the runnable threads only, timeouts only when none can run.
 
-    The runnable threads are ordered "current thread first, then by index",
-    and the draw is an index into that order, so the value Hypothesis shrinks
-    towards (0) means "no preemption".  Timeouts are offered only when no
-    thread can run (with the long lock timeouts used here a timeout then is
-    the only way on), unless `timeouts=True`.  A single choice is taken
-    without drawing.
-
-    Draws go straight to the test's `ConjectureData` (`data.conjecture_data`)
-    because `choose` runs on a lockstep worker thread, where Hypothesis'
-    `data.draw` refuses to record notes; lockstep runs exactly one thread at
-    a time, so the draws are sequential and deterministic.
+    Under the sequential spec a `LockTimeout` "changes nothing", but a cold
+    add that evicted a victim and then timed out waiting for a slot did
+    change something; with the long lock timeouts used here such a timeout
+    is not behaviour worth exploring, so a wait times out only when nothing
+    else can make progress.
     """
 
-    name = "hypothesis-data"
-    seed = None
-
-    def __init__(self, data: Any, *, timeouts: bool = False) -> None:
-        self._conjecture = getattr(data, "conjecture_data", data)
-        if not callable(getattr(self._conjecture, "draw_integer", None)):
-            raise TypeError(
-                f"data must be a Hypothesis st.data() object or ConjectureData (got {data!r})"
-            )
-        self.timeouts = timeouts
-        self.draws: list[int] = []
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.seed = getattr(inner, "seed", None)
 
     def begin_execution(self) -> None:
-        """Nothing to prepare."""
+        """Delegate."""
+        self.inner.begin_execution()
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-        """Draw an index into the runnable threads, current thread first."""
+        """Delegate, with the timeouts left out while some thread can run."""
         runs = [c for c in choices if c.kind == "run"]
-        pool = runs if runs and not self.timeouts else list(choices)
-        pool.sort(key=lambda c: (c.kind != "run", c.thread != step.current, c.thread))
-        if len(pool) == 1:
-            return pool[0]
-        index = self._conjecture.draw_integer(0, len(pool) - 1)
-        self.draws.append(index)
-        return pool[index]
+        return self.inner.choose(runs or choices, step)  # type: ignore[no-any-return]
 
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
-        """One execution per example."""
-        return False
+        """Delegate."""
+        return bool(self.inner.end_execution(outcome))
 
 
 class ConcurrentCheckFailed(AssertionError):
@@ -486,12 +490,12 @@ def _quiescent_invariants(run: _Execution) -> None:
 
 
 def _invariant_of(failure: Any) -> str | None:
-    exc = getattr(failure, "exception", None)
-    name = getattr(exc, "invariant", None)
+    """The violated invariant's id; a deadlock is a violation of I14 (progress)."""
+    name = getattr(failure.exception, "invariant", None)
     if isinstance(name, str):
         return name
-    if isinstance(exc, InvariantSkipped):
-        return None
+    if failure.kind == "deadlock":
+        return "I14"
     return None
 
 
@@ -510,11 +514,11 @@ def run_example(
     limit.
     """
     adapter = adapter if adapter is not None else CoreAdapter(0)
-    strategy = DataScheduleStrategy(data)
+    strategy = HypothesisStrategy(data)
     box: list[_Execution] = []
     result = lockstep.explore(
         _scenario(example, adapter, box),
-        strategy=strategy,
+        strategy=RunFirst(strategy),
         budget=1,
         shrink=False,
         patch=adapter.patch_modules(),
@@ -525,6 +529,12 @@ def run_example(
     failure = result.failure
     if failure is None:
         return int(result.steps)
+    control = failure.exception
+    if control is not None and not isinstance(control, Exception):
+        # Hypothesis' own control flow (StopTest: the data ran out while a
+        # scheduling choice was drawn; also KeyboardInterrupt) belongs to
+        # Hypothesis, not to the stack under test: hand it back.
+        raise control
     invariant = _invariant_of(failure)
     history = ""
     if box:
@@ -537,7 +547,7 @@ def run_example(
         f" ({invariant or failure.kind}): {failure.message}\n\n"
         f"Program:\n{example.describe()}\n\nHistory (process: input -> output [call, return]):\n"
         f"{history}\n\nInterleaving ({len(failure.trace)} steps, "
-        f"{failure.trace.preemptions} preemptions; drawn choices {strategy.draws}):\n"
+        f"{failure.trace.preemptions} preemptions, {strategy.draws} drawn choices):\n"
         f"{failure.trace.swimlanes()}\n\n"
         "Reproduce: rerun the test (the Hypothesis database replays it) or paste the "
         "@reproduce_failure blob Hypothesis printed."

@@ -15,6 +15,8 @@ shrinking) takes about a minute on a loaded 2-core machine.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -34,30 +36,38 @@ pytestmark = pytest.mark.quality
 BUDGET = 300
 """At most this many examples (each one lockstep execution) per bug."""
 
-# The invariants through which each bug may legitimately be found: the
-# catalogue's, I15 (linearizability judges every history), and
-# * B1: I13 - with two generations of one id, a lease taken under the new one
-#   does not stop a remove holding the old one from running clear_cache;
-# * B4: I4 - the variant's fast path re-appends X to the LRU (a phantom).
-EXTRA = {"B1": {"I13"}, "B4": {"I4"}}
+
+# Beyond the catalogue: two generations of one id (B1) break the id's mutual
+# exclusion as a whole, so besides two overlapping constructors (I2) a split
+# shows as a second, non-overlapping construction overwriting the first model,
+# which is then never torn down (I9), or as a remove unloading a model leased
+# under the other generation (I13).
+EXTRA = {"B1": frozenset({"I9", "I13"})}
 
 
-def _expected(bug: str) -> set[str]:
-    catalogue = {i for i, info in CATALOGUE.items() if bug in info.bugs}
-    return catalogue | {"I15"} | EXTRA.get(bug, set())
+def _catalogue(bug: str) -> frozenset[str]:
+    """The invariants that catch `bug`: the catalogue's (e.g. B7: I4) and `EXTRA`."""
+    listed = frozenset(i for i, info in CATALOGUE.items() if bug in info.bugs)
+    return listed | EXTRA.get(bug, frozenset())
 
 
 def _hunt(
     bug: str,
     *,
-    shrink: bool = True,
     database: InMemoryExampleDatabase | None = None,
-    phases: tuple[Phase, ...] | None = None,
+    phases: tuple[Phase, ...] = (Phase.generate, Phase.shrink),
+    seen: Counter[str] | None = None,
 ) -> ConcurrentCheckFailed | None:
-    """Run the machine on `bug`'s variant; the failure it raises, or None."""
+    """Run the machine on `bug`'s variant until it violates one of `bug`'s invariants.
+
+    Failures through other invariants (a known-bug variant often breaks
+    several) are counted in `seen` and otherwise ignored, so Hypothesis
+    searches for, and shrinks, a violation of the bug's own invariants.
+    Returns that (shrunk) failure, or None when the budget ran out.
+    """
     adapter = VARIANTS[bug]()
-    if phases is None:
-        phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
+    wanted = _catalogue(bug)
+    counts = seen if seen is not None else Counter()
 
     @settings(
         max_examples=BUDGET,
@@ -70,7 +80,12 @@ def _hunt(
     )
     @given(example=examples(capabilities=adapter.capabilities), data=st.data())
     def machine(example: Example, data: st.DataObject) -> None:
-        run_example(example, data, adapter=adapter)
+        try:
+            run_example(example, data, adapter=adapter)
+        except ConcurrentCheckFailed as failure:
+            if failure.invariant in wanted:
+                raise
+            counts[str(failure.invariant)] += 1
 
     try:
         machine()
@@ -81,15 +96,16 @@ def _hunt(
 
 @pytest.mark.parametrize("bug", ["B1", "B4", "B7"])
 def test_machine_finds_bug_from_scratch(bug: str) -> None:
-    failure = _hunt(bug)
-    assert failure is not None, f"{bug} not found within {BUDGET} examples"
-    assert failure.invariant in _expected(bug), (
-        f"{bug} was found, but through {failure.invariant!r} (expected one of "
-        f"{sorted(_expected(bug))}):\n{failure}"
+    seen: Counter[str] = Counter()
+    failure = _hunt(bug, seen=seen)
+    assert failure is not None, (
+        f"{bug}: no violation of {sorted(_catalogue(bug))} within {BUDGET} examples "
+        f"(other failures seen: {dict(seen)})"
     )
-    # Shrunk to a small program, and the report shows program and interleaving.
-    assert len(failure.example.programs) == 2, failure.example.describe()
-    assert sum(map(len, failure.example.programs)) <= 4, failure.example.describe()
+    assert failure.invariant in _catalogue(bug)
+    # Shrunk to a small program; the report shows program and interleaving.
+    assert len(failure.example.programs) <= 3, failure.example.describe()
+    assert sum(map(len, failure.example.programs)) <= 5, failure.example.describe()
     text = str(failure)
     assert "Program:" in text
     assert "preemption" in text
