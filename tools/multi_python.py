@@ -13,9 +13,10 @@ For each interpreter (default: the pyenv versions 3.12.* and 3.13.*, else
 2. runs ``stateful_tests/test_corpus.py`` (the recorded schedule corpus) and
    ``tests/lockstep``, counting passed / failed / skipped / errors from a
    JUnit report;
-3. runs the torch tests (``tests/core_torch``) to check they skip cleanly
-   without torch, and collects the whole suite to find modules that fail to
-   import without it;
+3. runs the core's unit tests and the torch tests (``tests/core``,
+   ``tests/core_torch``: every test that mentions torch lives there) to check
+   that what needs torch skips cleanly without it, and collects the whole
+   suite to find modules that fail to import without it;
 4. replays every corpus schedule on its variant and records a digest of the
    failing execution (failure kind, invariant, steps, and a hash of the
    step sequence: thread, operation, label); the digests of every
@@ -42,7 +43,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ("stateful_tests/test_corpus.py", "tests/lockstep")
-TORCH_TESTS = ("tests/core_torch",)
+TORCH_TESTS = ("tests/core", "tests/core_torch")
+"""The core's unit tests and the torch tests: what touches torch must skip cleanly."""
 PACKAGES = ("attrs", "hypothesis", "pytest", "pytest-timeout")
 
 
@@ -163,8 +165,16 @@ def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
         result["tests_tail"] = tests.stdout[-1500:]
         torch_report = Path(tmp) / "junit-torch.xml"
         run(
-            [vpy, "-m", "pytest", *TORCH_TESTS, "-q", "-p", "no:cacheprovider",
-             f"--junitxml={torch_report}"],
+            [
+                vpy,
+                "-m",
+                "pytest",
+                *TORCH_TESTS,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={torch_report}",
+            ],
             cwd=ROOT,
             env=env,
         )
@@ -186,7 +196,9 @@ def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
             result["digests"] = digests
             result["identical_replay"] = digests == reference
             result["replay_differences"] = sorted(
-                bug for bug in set(digests) | set(reference) if digests.get(bug) != reference.get(bug)
+                bug
+                for bug in set(digests) | set(reference)
+                if digests.get(bug) != reference.get(bug)
             )
     return result
 
@@ -222,12 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"reference: Python {sys.version.split()[0]}, {len(reference)} corpus schedules")
     for r in results:
         t, tt = r.get("tests", {}), r.get("torch_tests", {})
+        failed_tt = tt.get("failed", 0) + tt.get("errors", 0)
+        collection = len(r.get("collection_errors", []))
         print(
             f"Python {r.get('version', '?')}: corpus+lockstep {t.get('passed', 0)} passed, "
-            f"{t.get('failed', 0)} failed, {t.get('errors', 0)} errors, {t.get('skipped', 0)} "
-            f"skipped; torch tests {tt.get('passed', 0)} passed, {tt.get('skipped', 0)} skipped, "
-            f"{tt.get('failed', 0) + tt.get('errors', 0)} failed/errors (torch installed: "
-            f"{r.get('torch_installed')}); collection errors: {len(r.get('collection_errors', []))}; "
+            f"{t.get('failed', 0)} failed, {t.get('errors', 0)} errors, "
+            f"{t.get('skipped', 0)} skipped; core+torch tests {tt.get('passed', 0)} passed, "
+            f"{tt.get('skipped', 0)} skipped, {failed_tt} failed/errors (torch installed: "
+            f"{r.get('torch_installed')}); collection errors: {collection}; "
             f"identical replay: {'yes' if r.get('identical_replay') else 'no'}"
             + (f" (differs: {r['replay_differences']})" if r.get("replay_differences") else "")
             + (f"; ERROR {r['error']}" if "error" in r else "")
