@@ -5,13 +5,13 @@
 `models_spec.scenarios.SCENARIOS`:
 
 * against the core: `CoreAdapter(0)` with every mode (the lenient replay of
-  the scenario's corpus schedule, then PCT, DPOR and random within the
-  budget), `CoreAdapter(1..3)` with PCT at half the budget (cheap depth
+  the scenario's corpus schedule, then PCT, DPOR bounded to 2 preemptions and random
+  within the budget), `CoreAdapter(1..3)` with PCT at half the budget (cheap depth
   coverage: those stacks only add pass-through layers), and the bare
   `ModelManager` on the scenarios it supports;
 * against every known-bug variant (`models_spec.variants.VARIANTS`): its own
   named scenario, by exact replay of the corpus schedule and by each search
-  strategy with 8x the budget (each stops at its first failure);
+  strategy with 12x the budget (each stops at its first failure);
 * with ``--target module:factory``: every scenario against that adapter
   (`models_spec.adapter.load_adapter`) with every search strategy; no
   variants.
@@ -82,8 +82,8 @@ __all__ = [
 ]
 
 DEFAULT_BUDGET: Final = 30
-"""Executions per search strategy per core cell (variants get 8x, stopping at a failure)."""
-VARIANT_BUDGET_FACTOR: Final = 8
+"""Executions per search strategy per core cell (variants get 12x, stopping at a failure)."""
+VARIANT_BUDGET_FACTOR: Final = 12
 SEARCH_STRATEGIES: Final = ("pct", "dpor", "random")
 DEFAULT_OUTPUT_DIR: Final = Path("lockstep-report")
 CORE_DEPTHS: Final = (0, 1, 2, 3)
