@@ -148,6 +148,13 @@ class Op:
         return f"{self.kind}({self.model_id}{alias}{pin})" if self.model_id else self.kind
 
 
+def _failure_table(
+    value: Mapping[str, Sequence[int]] | Sequence[tuple[str, Sequence[int]]],
+) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    items = value.items() if isinstance(value, Mapping) else value
+    return tuple(sorted((rid, tuple(attempts)) for rid, attempts in items))
+
+
 @attrs.frozen
 class Setup:
     """Fixed configuration of one scenario's stack and script.
@@ -159,8 +166,12 @@ class Setup:
     max_size: int = 2
     lock_timeout: float = 0.5
     queue_lock_timeout: float = 0.5
-    load_failures: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)
-    unload_failures: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)
+    load_failures: tuple[tuple[str, tuple[int, ...]], ...] = attrs.field(
+        default=(), converter=_failure_table
+    )
+    unload_failures: tuple[tuple[str, tuple[int, ...]], ...] = attrs.field(
+        default=(), converter=_failure_table
+    )
     seed: int | None = None
     p_load: float = 0.0
     p_unload: float = 0.0
@@ -170,8 +181,8 @@ class Setup:
     def script(self) -> Script:
         """A fresh `Script` for one execution."""
         return Script(
-            load_failures=self.load_failures,
-            unload_failures=self.unload_failures,
+            load_failures=dict(self.load_failures),
+            unload_failures=dict(self.unload_failures),
             seed=self.seed,
             p_load=self.p_load,
             p_unload=self.p_unload,

@@ -79,3 +79,12 @@ def test_strategy_option_narrows_every_job() -> None:
     assert ("core-depth0", ("follow", "pct")) in modes
     assert ("core-depth1", ("pct",)) in modes
     assert ("variant-B5-failed-remove-desync", ("replay", "pct")) in modes
+
+
+def test_scenarios_are_hashable_values() -> None:
+    """Frozen all the way down: scenarios can be set members and dict keys."""
+    assert len(set(SCENARIOS.values())) == len(SCENARIOS)
+    setup = NAMED["B2-constructor-failure-split"].setup
+    assert setup.load_failures == (("X", (1,)),)
+    assert setup.script().load_fails("X", 1)
+    assert not setup.script().load_fails("X", 2)
