@@ -241,6 +241,8 @@ class Scenario:
 
 # --------------------------------------------------------------------- the world
 
+_UNBOUNDED: Final = 1_000_000
+
 _EXPECTED_ERRORS: Final = (
     ScriptedLoadError,
     ScriptedUnloadError,
@@ -399,7 +401,10 @@ class World:
             and not self.room_for_in_flight
         ):
             self._observe_final_state()
-            initial = initial_state(max_size=self.scenario.setup.max_size, script=self.script)
+            # Without the capacity capability nothing is ever evicted: judge the
+            # history against an unbounded cache.
+            bound = self.scenario.setup.max_size if "capacity" in self.caps else _UNBOUNDED
+            initial = initial_state(max_size=bound, script=self.script)
             self._guard(
                 lambda: setattr(
                     self,
