@@ -55,7 +55,7 @@ from typing import Any, Final
 import attrs
 
 import lockstep
-from lockstep.linearizability import HistoryRecorder
+from lockstep.linearizability import HistoryRecorder, check_linearizability
 from lockstep.runtime import current_logical_thread
 from models_spec.adapter import ManagerAdapter, Snapshot
 from models_spec.fakes import (
@@ -81,9 +81,8 @@ from models_spec.invariants import (
     check_i13,
     check_i14,
     check_i16,
-    check_linearizable,
 )
-from models_spec.spec import encode_outcome, initial_state
+from models_spec.spec import encode_outcome, initial_state, step
 
 __all__ = [
     "NAMED",
@@ -405,13 +404,21 @@ class World:
             # history against an unbounded cache.
             bound = self.scenario.setup.max_size if "capacity" in self.caps else _UNBOUNDED
             initial = initial_state(max_size=bound, script=self.script)
-            self._guard(
-                lambda: setattr(
-                    self,
-                    "lin_result",
-                    check_linearizable(self.recorder, initial=initial, max_steps=200_000),
-                )
+            self._check_linearizable(initial)
+
+    def _check_linearizable(self, initial: Any) -> None:
+        """I15 on the recorded history; a violation carries the history and the verdict
+        (``history`` and ``lin_result`` attributes) for the HTML report."""
+        history = self.recorder.history()
+        result = check_linearizability(history, step, initial=initial, max_steps=200_000)
+        self.lin_result = result
+        if result.verdict == "illegal":
+            violation = InvariantViolation(
+                "I15", "history is not linearizable under models_spec.spec", explanation=str(result)
             )
+            violation.history = history  # type: ignore[attr-defined]
+            violation.lin_result = result  # type: ignore[attr-defined]
+            self.violate(violation)
 
     def _failed_loads(self) -> bool:
         return any(isinstance(error, ScriptedLoadError) for _, error in self.ghost.failures)

@@ -45,7 +45,7 @@ from typing import Any, Final, TextIO
 import attrs
 
 import lockstep
-from lockstep.html import render_html
+from lockstep.html import HtmlSection, history_fragment, render_html
 from lockstep.suites import SuiteOptions
 from models_spec.adapter import (
     AdapterError,
@@ -263,12 +263,20 @@ def _write_artifacts(job: Job, mode: str, failure: lockstep.Failure) -> tuple[st
         schedule_path.unlink()
     failure.schedule.save(schedule_path)
     html_path = directory / f"{stem}.html"
+    sections: list[HtmlSection] = []
+    history = getattr(failure.exception, "history", None)
+    lin_result = getattr(failure.exception, "lin_result", None)
+    if history is not None and lin_result is not None:  # an I15 violation
+        sections.append(
+            HtmlSection("History (I15)", history_fragment(history, lin_result), raw=True)
+        )
     html_path.write_text(
         render_html(
             failure.trace.to_rows(),
             title=f"{job.scenario} on {job.implementation} ({mode})",
             thread_names=list(failure.trace.thread_names),
             failure_message=failure.message,
+            extra_sections=sections,
         ),
         encoding="utf-8",
     )
