@@ -72,6 +72,7 @@ from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord
 
 __all__ = ["DporStrategy"]
 
+_Instance = tuple[int, str, Hashable | None, str, int]
 _CLOCK: tuple[str] = ("clock",)
 _LINE: tuple[str] = ("line",)
 
@@ -176,9 +177,12 @@ class DporStrategy:
         self._stack: list[_Node] = []
         self._position = 0
         self._blocked_at: int | None = None
-        # Acquire sites (kind, resource, location) seen blocked: True with a timeout
-        # choice, False without (see _not_reversible).
-        self._timed_sites: dict[tuple[str, Hashable | None, str], bool] = {}
+        # Acquire instances seen blocked: True with a timeout choice, False without
+        # (see _not_reversible).  An instance is (thread, kind, resource, location,
+        # how many times the thread ran that site before): the same call in every
+        # execution whose prefix leads the thread there the same way.
+        self._timed: dict[_Instance, bool] = {}
+        self._site_counts: dict[tuple[int, str, Hashable | None, str], int] = {}
 
     def __repr__(self) -> str:
         return (
@@ -193,15 +197,24 @@ class DporStrategy:
         """Start replaying the prefix chosen by the last backtrack."""
         self._position = 0
         self._blocked_at = None
+        self._site_counts = {}
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         """Replay the prefix, then extend it: awake, within the bound, fewest preemptions."""
-        i = self._position
-        self._position += 1
         for t, op in step.pending.items():
             if t not in step.enabled and op.kind in _ACQUIRES:
-                site = (op.kind, op.resource, op.location)
-                self._timed_sites[site] = self._timed_sites.get(site, False) or (t in step.timeouts)
+                key = (t, op.kind, op.resource, op.location)
+                instance = (*key, self._site_counts.get(key, 0))
+                self._timed[instance] = self._timed.get(instance, False) or (t in step.timeouts)
+        choice = self._choose(choices, step)
+        op = step.pending[choice.thread]
+        key = (choice.thread, op.kind, op.resource, op.location)
+        self._site_counts[key] = self._site_counts.get(key, 0) + 1
+        return choice
+
+    def _choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        i = self._position
+        self._position += 1
         if self._blocked_at is not None:
             return self._default(choices, step)
         events = {c: _Event.of(c, step.pending[c.thread]) for c in choices}
@@ -382,18 +395,18 @@ class DporStrategy:
 
         A blocking acquire cannot overtake the holder's release, but a *timed* one can
         time out before it, and a non-blocking one can run (and fail) before it.  The
-        runtime does not say which kind an acquire is, so each acquire site (kind,
-        resource, location) is classified by observation: seen blocked with a timeout
-        choice (timed), seen blocked without one (blocking), never seen blocked
-        (unknown: treated as both timed and non-blocking, which is sound and costs at
-        most a redundant execution per site).
+        runtime does not say which kind an acquire is, so each acquire *instance* is
+        classified by observation: seen blocked with a timeout choice (timed), seen
+        blocked without one (blocking), never seen blocked (unknown: treated as both
+        timed and non-blocking, which is sound and costs a redundant execution).
+        Assumption: a given instance (same thread, call site, lock, occurrence) is
+        either blocking or not in every execution.
         """
         first = hb.events[i]
         if not _enables(first, second):
             return False
         if second.op.kind in _ACQUIRES and second.choice.kind == "run":
-            site = (second.op.kind, second.op.resource, second.op.location)
-            known = self._timed_sites.get(site)
+            known = self._timed.get(hb.instance(j, second))
             if known is None or known:
                 timeout = _Event.of(Choice.of(second.thread, "timeout"), second.op)
                 self._reverse(i, j, hb, timeout)
@@ -460,6 +473,19 @@ class _HappensBefore:
     clocks: Sequence[dict[int, int]]
     local: Sequence[int]  # 1-based position of each step in its thread
     creator: dict[int, int]  # thread -> index of the step that created it
+
+    def instance(self, j: int, event: _Event) -> _Instance:
+        """The instance key of ``event``, run as step j (j == len: after the last step)."""
+        op = event.op
+        n = sum(
+            1
+            for e in self.events[:j]
+            if e.thread == event.thread
+            and e.op.kind == op.kind
+            and e.op.resource == op.resource
+            and e.op.location == op.location
+        )
+        return (event.thread, op.kind, op.resource, op.location, n)
 
 
 def _final_pending(outcome: ExecutionOutcome, length: int) -> list[_Event]:
