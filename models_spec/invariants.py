@@ -219,8 +219,10 @@ def check_i11(
     """I11 capacity.
 
     State form: registered + in-flight loads <= max_size + (registered ids
-    pinned or leased) + `slack`.  (An over-capacity admission stays until the
-    next cold add; after unpinning, pass the known overflow as `slack`.)
+    pinned or leased) + `slack`.  Sound as long as no model admitted over
+    capacity lost its protection: an over-capacity admission stays until the
+    next cold add, so after an unpin or a lease release pass the models still
+    over capacity as `slack` (a sequential driver knows it from the spec).
     Postcondition form (`added` = the id a cold add just loaded): the stack
     is within max_size unless every other registered model is pinned or
     leased.
@@ -586,16 +588,17 @@ class InvariantReport:
         return "\n".join(lines)
 
 
-_STATE_RUNNERS: Final[Mapping[str, Callable[[Snapshot, Ghost, bool], None]]] = {
-    "I1": lambda s, g, q: check_i1(s, g),
-    "I2": lambda s, g, q: check_i2(s, g),
-    "I4": lambda s, g, q: check_i4(s, g, quiescent=q),
-    "I7": lambda s, g, q: check_i7(s, g, quiescent=q),
-    "I9": lambda s, g, q: check_i9(s, g, quiescent=q),
-    "I11": lambda s, g, q: check_i11(s, g),
-    "I13": lambda s, g, q: check_i13(s, g),
-    "I14": lambda s, g, q: check_i14(s, g),
-}
+def _state_runners(slack: int) -> dict[str, Callable[[Snapshot, Ghost, bool], None]]:
+    return {
+        "I1": lambda s, g, q: check_i1(s, g),
+        "I2": lambda s, g, q: check_i2(s, g),
+        "I4": lambda s, g, q: check_i4(s, g, quiescent=q),
+        "I7": lambda s, g, q: check_i7(s, g, quiescent=q),
+        "I9": lambda s, g, q: check_i9(s, g, quiescent=q),
+        "I11": lambda s, g, q: check_i11(s, g, slack=slack),
+        "I13": lambda s, g, q: check_i13(s, g),
+        "I14": lambda s, g, q: check_i14(s, g),
+    }
 
 
 def check_all(
@@ -604,16 +607,19 @@ def check_all(
     *,
     quiescent: bool,
     capabilities: Collection[str],
+    capacity_slack: int = 0,
 ) -> InvariantReport:
     """Run every state invariant; operation and history invariants are listed as
     skipped ("needs operation context").  Never raises a violation: inspect
-    or `raise_first()` the report."""
+    or `raise_first()` the report.  `capacity_slack` is passed to I11 (see
+    `check_i11`: models admitted over capacity that are no longer pinned)."""
     caps = frozenset(capabilities)
+    runners = _state_runners(capacity_slack)
     checked: list[str] = []
     skipped: list[tuple[str, str]] = []
     violated: list[InvariantViolation] = []
     for inv_id, info in CATALOGUE.items():
-        runner = _STATE_RUNNERS.get(inv_id)
+        runner = runners.get(inv_id)
         if runner is None:
             skipped.append(
                 (inv_id, f"{info.scope} invariant: call {info.function.__name__} with its context")
