@@ -314,3 +314,16 @@ def test_check_all_reports_checked_skipped_violated() -> None:
     with violation("I4"):
         broken.raise_first()
     assert "VIOLATED" in str(broken)
+
+
+def test_check_all_capacity_slack() -> None:
+    """An over-capacity admission whose pin went away needs the slack to pass I11."""
+    registry, models = loaded("a", "b")
+    over = snap(models, max_size=1)
+    strict = check_all(over, registry.ghost, quiescent=True, capabilities=CAPABILITIES)
+    assert [v.invariant for v in strict.violated] == ["I11"]
+    lenient = check_all(
+        over, registry.ghost, quiescent=True, capabilities=CAPABILITIES, capacity_slack=1
+    )
+    assert lenient.ok
+    assert "I11" in lenient.checked
