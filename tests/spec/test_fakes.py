@@ -180,3 +180,21 @@ def test_lock_probe_and_failures_since() -> None:
     assert [type(e) for e in ghost.failures_since(mark)] == [ScriptedLoadError]
     assert ghost.failures_since(ghost.mark()) == []
     assert len(ghost.live_models()) == 1
+
+
+def test_fakes_checkpoint_through_lockstep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Constructor and clear_cache call lockstep.checkpoint at entry and before exit."""
+    import lockstep
+
+    calls: list[tuple[str, object]] = []
+    monkeypatch.setattr(
+        lockstep, "checkpoint", lambda label, *, resource=None: calls.append((label, resource))
+    )
+    model = ScriptedRegistry().get_model("x")(model_id="c")
+    model.clear_cache()
+    assert calls == [
+        ("construct:enter:x", "x"),
+        ("construct:exit:x", "x"),
+        ("clear_cache:enter:x", "x"),
+        ("clear_cache:exit:x", "x"),
+    ]
