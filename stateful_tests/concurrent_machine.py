@@ -90,6 +90,7 @@ __all__ = [
     "failure_class",
     "kinds_for",
     "run_example",
+    "scenario_for",
 ]
 
 IDS: Final = ("a", "b")
@@ -497,6 +498,17 @@ def _invariant_of(failure: Any) -> str | None:
     if failure.kind == "deadlock":
         return "I14"
     return None
+
+
+def scenario_for(example: Example, adapter: ManagerAdapter | None = None) -> Callable[[], None]:
+    """`example` as a plain lockstep scenario (for `lockstep.explore`/`replay` with any strategy).
+
+    Each call of the scenario builds a fresh stack; it checks the same
+    invariants as `run_example` (state invariants at every switch point,
+    I3 on return, quiescent invariants and I15 at the end), raising
+    `InvariantViolation` on a failure.
+    """
+    return _scenario(example, adapter if adapter is not None else CoreAdapter(0), [])
 
 
 def run_example(

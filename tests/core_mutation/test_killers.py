@@ -1,0 +1,328 @@
+"""Tests written to kill mutants that survived the invariant suite (docs/mutation.md).
+
+Each test pins down one documented behaviour of the core that the rest of the
+fast suite did not observe; the mutants each kills are named in its
+docstring.  Concurrency is ordered by lockstep (exhaustive DFS over a small
+scenario, no timeouts while some thread can run), never by sleeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import lockstep
+from modelmanager import (
+    LockTimeout,
+    ModelManager,
+    ModelManagerDecorator,
+    ScriptedMemoryProbe,
+    WithFixedSizeCache,
+)
+from modelmanager.leases import LeaseTable
+from models_spec.adapter import CoreAdapter
+from models_spec.fakes import UNLOAD, Script, ScriptedRegistry, ScriptedUnloadError
+
+CORE_MODULES = CoreAdapter(0).patch_modules()
+
+
+def _stack(
+    max_size: int = 4, *, outer: bool = False, script: Script | None = None, **cache: Any
+) -> tuple[Any, WithFixedSizeCache, ModelManager, ScriptedRegistry]:
+    registry = ScriptedRegistry(script)
+    manager = ModelManager(registry)
+    cache_layer = WithFixedSizeCache(manager, max_size=max_size, **cache)
+    stack: Any = ModelManagerDecorator(cache_layer) if outer else cache_layer
+    return stack, cache_layer, manager, registry
+
+
+class _LifecycleSpy:
+    """Counts entries into the manager's per-id lifecycle."""
+
+    def __init__(self, manager: ModelManager, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[str] = []
+        original = manager.lifecycle
+
+        def spy(resolved_id: str) -> Any:
+            self.calls.append(resolved_id)
+            return original(resolved_id)
+
+        monkeypatch.setattr(manager, "lifecycle", spy)
+
+
+# ------------------------------------------------------------- the warm path
+
+
+@pytest.mark.parametrize("outer", [False, True], ids=["cache", "decorator-over-cache"])
+def test_warm_add_answers_without_the_lifecycle(
+    outer: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm add answers under the LRU lock alone (module doc, "The warm path").
+
+    Kills the mutants that disable or break the fast path (``_fast_warm_hit``
+    conditions, ``_fast_warm_hit_hook``, ``_fast_warm_hit_unpinned``): the
+    full protocol would give the same result, but through the lifecycle.
+    """
+    stack, cache, manager, _ = _stack(outer=outer)
+    stack.add_model("a")
+    stack.add_model("b")
+    spy = _LifecycleSpy(manager, monkeypatch)
+    stack.add_model("a")
+    assert spy.calls == []
+    assert cache.lru_order() == ["b", "a"]
+    assert cache.pinned() == frozenset()  # the unpinned hook never pins
+
+
+def test_warm_path_is_kept_by_a_subclass_that_overrides_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``__init_subclass__`` keeps the warm path for subclasses that keep its steps."""
+
+    class Plain(WithFixedSizeCache):
+        pass
+
+    manager = ModelManager(ScriptedRegistry())
+    cache = Plain(manager, max_size=2)
+    cache.add_model("a")
+    spy = _LifecycleSpy(manager, monkeypatch)
+    cache.add_model("a")
+    assert spy.calls == []
+
+
+def test_warm_add_with_pin_pins_the_resolved_id() -> None:
+    """``add_model(..., pin=True)`` of a loaded id pins it (warm path)."""
+    stack, cache, _, _ = _stack()
+    stack.add_model("a", model_id_alias="x")
+    stack.add_model("a", model_id_alias="x", pin=True)
+    assert cache.pinned() == frozenset({"x"})
+
+
+def test_a_use_rescues_a_chosen_victim() -> None:
+    """A warm hit on a chosen-but-uncommitted victim rescues it (module doc, ``_evicting``)."""
+    stack, cache, _, _ = _stack()
+    stack.add_model("a")
+    cache._evicting.add("a")  # chosen by an eviction that has not committed yet
+    stack.add_model("a")
+    assert "a" not in cache._evicting
+
+
+# ------------------------------------------------------------------ acquire
+
+
+def test_acquire_passes_alias_pin_and_api_key_through() -> None:
+    """``acquire`` loads under the alias, pins when asked and hands the api key over."""
+    stack, cache, _, registry = _stack()
+    with stack.acquire("a", api_key="k", model_id_alias="x", pin=True) as model:
+        assert model.resolved_id == "x"
+        assert model.model_id == "a"
+        assert model.api_key == "k"
+        assert stack.lease_counts() == {"x": 1}
+    assert cache.pinned() == frozenset({"x"})
+    assert registry.ghost.construct_attempts == {"x": 1}
+
+
+# ------------------------------------------------------------ memory rounds
+
+
+def test_free_fraction_at_the_threshold_is_no_pressure() -> None:
+    """Pressure means *below* the threshold: a reading equal to it evicts nothing."""
+    probe = ScriptedMemoryProbe([0.5, 0.5, 0.5])
+    stack, cache, _, _ = _stack(memory_probe=probe, memory_free_threshold=0.5)
+    stack.add_model("a")
+    stack.add_model("b")
+    assert cache.lru_order() == ["a", "b"]
+
+
+def test_a_memory_round_evicts_at_most_three() -> None:
+    """Memory pressure evicts in rounds of up to 3, re-measuring in between."""
+    readings = [None] * 5 + [0.1, 0.9]  # five quiet loads, then one round of pressure
+    probe = ScriptedMemoryProbe(readings)
+    stack, cache, _, _ = _stack(max_size=8, memory_probe=probe, memory_free_threshold=0.5)
+    for model_id in "abcde":
+        stack.add_model(model_id)
+    stack.add_model("f")
+    assert cache.lru_order() == ["d", "e", "f"]
+
+
+# ------------------------------------------------------- secondary failures
+
+
+def test_failed_rollback_is_attached_to_the_eviction_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failing rollback never replaces the eviction's error; it is attached as a note (I16)."""
+    script = Script(unload_failures={"a": [1]})
+    stack, cache, _, _ = _stack(max_size=1, script=script)
+    stack.add_model("a")
+
+    def broken_rollback(victims: list[str]) -> None:
+        raise RuntimeError("rollback broke")
+
+    monkeypatch.setattr(cache, "_rollback_eviction", broken_rollback)
+    with pytest.raises(ScriptedUnloadError) as caught:
+        stack.add_model("b")
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "rolling back a failed eviction" in notes
+    assert "rollback broke" in notes
+
+
+# ----------------------------------------------------------------- leases
+
+
+def test_lease_table_count() -> None:
+    """``LeaseTable.count`` is the number of leases held on one id (0 when none)."""
+    table = LeaseTable()
+    assert table.count("a") == 0
+    table.take("a")
+    table.take("a")
+    assert table.count("a") == 2
+    table.give_back("a")
+    assert table.count("a") == 1
+    assert table.count("b") == 0
+
+
+# ------------------------------------------------ concurrency, under lockstep
+
+
+def _explore(scenario: Callable[[], None], *, budget: int = 2000) -> lockstep.ExploreResult:
+    return lockstep.explore(
+        scenario,
+        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=False),
+        budget=budget,
+        patch=CORE_MODULES,
+        progress=False,
+    )
+
+
+def test_warm_paths_wait_for_a_busy_lru_lock() -> None:
+    """A warm add and a refresh wait (bounded) for a busy LRU lock, then succeed.
+
+    Kills mutants of the "try, then wait with the timeout" acquisitions in
+    ``_fast_warm_hit`` and ``refresh`` (a wait that succeeds reported as a
+    timeout, a non-blocking call given a timeout).
+    """
+
+    def scenario() -> None:
+        stack, cache, _, _ = _stack(queue_lock_timeout=5.0)
+        stack.add_model("a")
+        stack.add_model("b")
+
+        def hold() -> None:
+            with cache._lru_lock:
+                lockstep.checkpoint("holding the LRU lock")
+
+        holder = lockstep.spawn(hold, name="holder")
+        stack.add_model("a")
+        stack.refresh("b")
+        holder.join()
+        assert cache.lru_order() == ["a", "b"]
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
+    assert result.exhausted
+
+
+def test_warm_paths_time_out_on_a_held_lru_lock() -> None:
+    """A warm add gives up with LockTimeout when the LRU lock stays held (I14)."""
+
+    def scenario() -> None:
+        stack, cache, _, _ = _stack(queue_lock_timeout=1.0)
+        stack.add_model("a")
+        done = lockstep.Event()
+
+        def hold() -> None:
+            with cache._lru_lock:
+                done.wait()
+
+        holder = lockstep.spawn(hold, name="holder")
+        lockstep.checkpoint("let the holder take the lock")
+        if cache._lru_lock.locked():
+            with pytest.raises(LockTimeout):
+                stack.add_model("a")
+            with pytest.raises(LockTimeout):
+                stack.refresh("a")
+        done.set()
+        holder.join()
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
+
+
+def test_admission_waits_for_an_in_flight_load_then_proceeds() -> None:
+    """A cold add finding the cache full of in-flight loads waits and then succeeds.
+
+    Kills ``_wait_locked`` mutants that give up early (any remaining time
+    below a second treated as none) or never give up.
+    """
+
+    def scenario() -> None:
+        stack, cache, _, _ = _stack(max_size=1, queue_lock_timeout=0.5)
+        other = lockstep.spawn(stack.add_model, "a", name="adder")
+        stack.add_model("b")
+        other.join()
+        assert len(cache.lru_order()) == 1
+
+    result = _explore(scenario, budget=3000)
+    assert result.failure is None, str(result.failure)
+
+
+def test_admission_gives_up_when_the_in_flight_load_never_ends() -> None:
+    """The bounded wait for a slot raises LockTimeout instead of waiting forever (I14)."""
+
+    def scenario() -> None:
+        release = lockstep.Event()
+        script = Script()
+        registry = ScriptedRegistry(script)
+
+        def slow_factory(model_id: str | None = None, api_key: object = None, **kw: Any) -> Any:
+            release.wait()
+            return registry.get_model("a")(model_id=model_id, api_key=api_key)
+
+        manager = ModelManager({"a": slow_factory, "b": registry.get_model("b")})
+        cache = WithFixedSizeCache(manager, max_size=1, queue_lock_timeout=0.5)
+        loader = lockstep.spawn(cache.add_model, "a", name="slow loader")
+        lockstep.checkpoint("let the slow load start")
+        if cache.in_flight_loads():
+            with pytest.raises(LockTimeout):
+                cache.add_model("b")
+        release.set()
+        loader.join()
+
+    result = _explore(scenario, budget=3000)
+    assert result.failure is None, str(result.failure)
+
+
+def test_eviction_never_unloads_a_model_leased_meanwhile() -> None:
+    """A lease taken after a victim was chosen stops its eviction (I13).
+
+    Kills the mutants that break the final lease check in ``_evict_one``.
+    """
+
+    def scenario() -> None:
+        script = Script()
+        stack, _cache, _, registry = _stack(max_size=1, script=script)
+        stack.add_model("a")
+        ghost = registry.ghost
+
+        def lease_a() -> None:
+            try:
+                with stack.lease("a") as model, ghost.use(model):
+                    lockstep.checkpoint("using a")
+            except KeyError:
+                pass  # evicted first: nothing to lease
+
+        user = lockstep.spawn(lease_a, name="user")
+        stack.add_model("b")
+        user.join()
+        assert not ghost.cleared_in_use, ghost.cleared_in_use
+
+    result = _explore(scenario, budget=3000)
+    assert result.failure is None, str(result.failure)
+
+
+def test_unload_failure_script_is_used() -> None:
+    """Sanity check of the fakes these tests rely on."""
+    script = Script(unload_failures={"a": [1]})
+    assert script.fails(UNLOAD, "a", 1)
