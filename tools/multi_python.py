@@ -4,8 +4,11 @@ Usage (from the repository root)::
 
     python3 tools/multi_python.py [--python 3.12] [--python 3.13] [--json OUT]
 
-For each interpreter (default: the pyenv versions 3.12.* and 3.13.*, else
-``python3.12`` / ``python3.13`` on PATH) it
+The project is taken at a git revision (``--revision``, default ``HEAD``,
+exported with ``git archive`` into a temporary directory; ``worktree`` uses
+the working tree as it is), so the result belongs to one commit.  For the
+current interpreter (the reference) and each other one (default: the pyenv
+versions 3.12.* and 3.13.*, else ``python3.12`` / ``python3.13`` on PATH) it
 
 1. creates a throwaway virtual environment in a temporary directory and
    installs the project without torch (``pip install -e . attrs hypothesis
@@ -20,7 +23,7 @@ For each interpreter (default: the pyenv versions 3.12.* and 3.13.*, else
 4. replays every corpus schedule on its variant and records a digest of the
    failing execution (failure kind, invariant, steps, and a hash of the
    step sequence: thread, operation, label); the digests of every
-   interpreter are compared with the current interpreter's, which is what
+   interpreter are compared with the reference interpreter's, which is what
    "identical replay" means in the report.
 
 Prints a table and (with ``--json``) writes the results.  Exit status 0
@@ -135,8 +138,20 @@ def junit_counts(path: Path) -> dict[str, int]:
     }
 
 
-def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
-    """Everything for one interpreter, in a throwaway venv."""
+def export_tree(revision: str | None, target: Path) -> Path:
+    """The project at git `revision` (None: the working tree itself) as a directory."""
+    if revision is None:
+        return ROOT
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", revision], cwd=ROOT, capture_output=True, check=True
+    )
+    target.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
+
+
+def check_interpreter(python: str, tree: Path) -> dict[str, Any]:
+    """Everything for one interpreter, in a throwaway venv, on the project in `tree`."""
     result: dict[str, Any] = {"python": python}
     with tempfile.TemporaryDirectory(prefix="multi-python-") as tmp:
         venv = Path(tmp) / "venv"
@@ -147,7 +162,7 @@ def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
         vpy = str(venv / "bin" / "python")
         result["version"] = run([vpy, "-c", "import platform; print(platform.python_version())"])
         result["version"] = result["version"].stdout.strip()
-        install = run([vpy, "-m", "pip", "install", "-q", "-e", str(ROOT), *PACKAGES], cwd=tmp)
+        install = run([vpy, "-m", "pip", "install", "-q", "-e", str(tree), *PACKAGES], cwd=tmp)
         if install.returncode:
             result["error"] = f"install failed: {install.stderr[-2000:]}"
             return result
@@ -158,7 +173,7 @@ def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
         report = Path(tmp) / "junit.xml"
         tests = run(
             [vpy, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
-            cwd=ROOT,
+            cwd=tree,
             env=env,
         )
         result["tests"] = junit_counts(report)
@@ -175,32 +190,38 @@ def check_interpreter(python: str, reference: dict[str, Any]) -> dict[str, Any]:
                 "no:cacheprovider",
                 f"--junitxml={torch_report}",
             ],
-            cwd=ROOT,
+            cwd=tree,
             env=env,
         )
         result["torch_tests"] = junit_counts(torch_report)
         collect = run(
             [vpy, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-            cwd=ROOT,
+            cwd=tree,
             env=env,
         )
         result["collection_errors"] = [
             line for line in collect.stdout.splitlines() if line.startswith("ERROR")
         ]
-        digest = run([vpy, str(Path(__file__).resolve()), "--digest"], cwd=ROOT, env=env)
+        digest = run([vpy, str(Path(__file__).resolve()), "--digest"], cwd=tree, env=env)
         if digest.returncode:
             result["digest_error"] = digest.stderr[-2000:]
-            result["identical_replay"] = False
         else:
-            digests = json.loads(digest.stdout)
-            result["digests"] = digests
-            result["identical_replay"] = digests == reference
+            result["digests"] = json.loads(digest.stdout)
+    return result
+
+
+def compare(results: list[dict[str, Any]]) -> None:
+    """Mark each result's replay identical (or not) to the first interpreter's."""
+    reference = results[0].get("digests")
+    for result in results:
+        digests = result.get("digests")
+        result["identical_replay"] = digests is not None and digests == reference
+        if digests is not None and reference is not None:
             result["replay_differences"] = sorted(
                 bug
                 for bug in set(digests) | set(reference)
                 if digests.get(bug) != reference.get(bug)
             )
-    return result
 
 
 def ok(result: dict[str, Any]) -> bool:
@@ -220,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", action="append", default=[], help="version or path")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument(
+        "--revision",
+        default="HEAD",
+        help="git revision to test (default HEAD; 'worktree' = the working tree as it is)",
+    )
     parser.add_argument("--digest", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.digest:
@@ -229,9 +255,20 @@ def main(argv: list[str] | None = None) -> int:
     if not interpreters:
         print("no Python 3.12/3.13 interpreter found", file=sys.stderr)
         return 2
-    reference = digest_corpus()
-    results = [check_interpreter(python, reference) for python in interpreters]
-    print(f"reference: Python {sys.version.split()[0]}, {len(reference)} corpus schedules")
+    interpreters.insert(0, sys.executable)  # the reference: the project's own interpreter
+    revision = None if args.revision == "worktree" else args.revision
+    with tempfile.TemporaryDirectory(prefix="multi-python-tree-") as tmp:
+        tree = export_tree(revision, Path(tmp) / "project")
+        results = [check_interpreter(python, tree) for python in interpreters]
+    compare(results)
+    reference = results[0].get("digests") or {}
+    commit = ""
+    if revision is not None:
+        commit = run(["git", "rev-parse", revision], cwd=ROOT).stdout.strip()
+    print(
+        f"revision: {args.revision} {commit}; reference: Python "
+        f"{results[0].get('version', '?')}, {len(reference)} corpus schedules"
+    )
     for r in results:
         t, tt = r.get("tests", {}), r.get("torch_tests", {})
         failed_tt = tt.get("failed", 0) + tt.get("errors", 0)
@@ -250,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {line}")
     if args.json is not None:
         slim = [{k: v for k, v in r.items() if k != "tests_tail"} for r in results]
-        args.json.write_text(json.dumps({"reference": reference, "results": slim}, indent=2))
+        args.json.write_text(
+            json.dumps({"revision": commit, "reference": reference, "results": slim}, indent=2)
+        )
     return 0 if all(ok(r) for r in results) else 1
 
 
