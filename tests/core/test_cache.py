@@ -419,17 +419,23 @@ def test_clear_goes_least_recent_first(registry: FakeRegistry) -> None:
 
 
 def test_occupancy_is_exact_between_registration_and_lru_insert(registry: FakeRegistry) -> None:
-    """Just before the LRU insert, the new id counts as registered, not in flight."""
-    seen: list[tuple[list[str], int, list[str]]] = []
+    """Just before the LRU insert, the new id counts as registered inside, not in flight.
+
+    The cache layer itself does not show it yet (it is loaded there from the
+    commit on), so inner ``keys()`` + ``in_flight_loads()`` is the occupancy.
+    """
+    seen: list[tuple[list[str], list[str], int, list[str]]] = []
 
     class Observed(WithFixedSizeCache):
         def _commit_load(self, resolved_id: str, pin: bool) -> None:
-            seen.append((self.keys(), self.in_flight_loads(), self.lru_order()))
+            seen.append(
+                (self.manager.keys(), self.keys(), self.in_flight_loads(), self.lru_order())
+            )
             super()._commit_load(resolved_id, pin)
 
     cache = Observed(ModelManager(registry), max_size=2)
     cache.add_model("a")
-    assert seen == [(["a"], 0, [])]
+    assert seen == [(["a"], [], 0, [])]
     assert cache.lru_order() == ["a"]
 
 
@@ -492,9 +498,12 @@ def test_remove_never_reports_failure_after_the_unload(registry: FakeRegistry) -
 
     cache = Signalling(ModelManager(registry), queue_lock_timeout=0)
     cache.add_model("a")
+    unloading, release = registry.clear_gates["a"] = (threading.Event(), threading.Event())
+    remover, outcome = run_in_thread(cache.remove, "a")
+    assert unloading.wait(30)  # past the removal mark, inside clear_cache
     assert cache._lru_lock.acquire(timeout=30)  # stands in for a short LRU critical section
     try:
-        remover, outcome = run_in_thread(cache.remove, "a")
+        release.set()
         assert reached.wait(30)
         assert registry.constructed[0].cleared
     finally:

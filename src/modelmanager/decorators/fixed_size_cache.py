@@ -19,8 +19,31 @@ atomic copies without the lock, so it never blocks):
   remove never touches the LRU (I5, B5, B6). A use (warm hit, ``refresh``)
   of a chosen-but-uncommitted victim *rescues* it: the eviction then skips it
   and chooses again, exactly as if the use had come first (I15).
+* ``_removing``: ids whose ``remove`` through this layer is in progress
+  (marked before the inner removal, dropped by ``_forget`` or on failure).
 * ``_pins``: configuration, keyed by resolved id; allowed before a load,
   survives remove and clear (I12).
+
+The committed view. An id is *loaded at this layer* exactly while it is in
+``_lru`` and registered in the inner layer. A cold load therefore takes
+effect here at one instant, its LRU commit (``_commit_load``, under the LRU
+lock): visibility and LRU position change together, so no hit or load can
+slip between them (I15). A removal takes effect at the inner layer's
+unregistration; from then until ``_forget`` the id (marked ``_removing`` or
+``_unloading``) is left out of every observer and of the occupancy that
+admission counts. The observers (``keys``, ``__contains__``, ``__getitem__``,
+``__len__``, ``describe_models``, ``lru_order``) answer from this view, and
+so do decorators above the cache, which delegate to it. ``keys``, ``len``
+and ``describe_models`` read the inner layer under the LRU lock (so the LRU
+cannot change meanwhile: the answer is the view at the inner read);
+``__contains__`` and ``__getitem__`` read the inner layer first, then the LRU
+(an id enters the LRU only while registered inside, so both reads
+succeeding means it was loaded here at some instant between them);
+``lru_order`` stays lock-free. Leases need no check of their own: a lease
+waits for the id's lifecycle, which the add holds until after its commit and
+a removal until after ``_forget``. ``in_flight_loads`` still counts slots of
+ids not yet registered *inside*, so the inner registry plus it is the
+occupancy at every moment.
 
 The warm path. ``add_model`` of a registered id first tries to answer under
 the LRU lock alone: if the id is in the LRU, is not a committed eviction
@@ -54,7 +77,9 @@ An add short of evictable models waits for in-flight loads *before* evicting
 anything, so its timeout changes nothing. What remains visible to a
 linearizability check is inherent in counting in-flight loads (semantics 3):
 room made for a load still in flight is observable (``keys``, ``lru_order``,
-a no-op ``remove``) before that load is, and stays made if the load fails.
+a no-op ``remove``) before that load is, and stays made if the load fails. A
+load is in flight at this layer until its LRU commit, including the moment
+after the inner registration.
 
 Waits before any change (warm-hit refresh, admission, pins, ``refresh``) are
 bounded by ``queue_lock_timeout`` and raise :class:`LockTimeout` with nothing
@@ -117,10 +142,11 @@ from modelmanager._validation import (
     check_timeout,
 )
 from modelmanager.decorators.base import ModelManagerDecorator
-from modelmanager.errors import LockTimeout, attach_secondary
+from modelmanager.errors import LockTimeout, ModelNotFound, attach_secondary
 from modelmanager.manager import _clear_all
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
+from modelmanager.records import ModelDescription
 from modelmanager.statistics import Counters, ManagerStatistics
 
 __all__ = ["MEMORY_EVICTIONS_PER_ROUND", "WithFixedSizeCache"]
@@ -234,6 +260,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._reserved: dict[str, int] = {}
         self._evicting: set[str] = set()
         self._unloading: set[str] = set()
+        self._removing: set[str] = set()
         self._pins: set[str] = set()
         # The inner layers' warm hit; None (always the full protocol) when they
         # offer none or this class overrides a step the warm path stands in for.
@@ -338,7 +365,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
         check_model_id(model_id)
         check_bool(delete_from_disk, "delete_from_disk")
         with self._manager.lifecycle(model_id):
-            self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+            # Marked (before any change) so that, between the inner layer's
+            # unregistration and _forget, the id counts as gone here too.
+            with self._lru_guard():
+                marked = model_id in self._lru
+                if marked:
+                    self._removing.add(model_id)
+            try:
+                self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+            except BaseException:
+                if marked:
+                    with self._lru_changed:  # a rollback: unbounded, like _forget
+                        self._removing.discard(model_id)
+                raise
             self._forget(model_id)
 
     def clear(self) -> None:
@@ -354,6 +393,57 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def statistics(self) -> ManagerStatistics:
         """The inner layer's statistics plus this cache's counters."""
         return self._manager.statistics() + self._counters.snapshot()
+
+    # The observers answer from this layer's committed view (module doc): an
+    # id is loaded here while it is in the LRU *and* registered in the inner
+    # layer, so a cold load shows at its LRU commit and a removal at the inner
+    # unregistration, each one instant, together with the LRU position.
+
+    def keys(self) -> list[str]:
+        """The resolved ids loaded at this layer (a snapshot, in inner load order)."""
+        # Under the LRU lock the LRU cannot change, so the answer is exactly
+        # this layer's view at the instant the inner layer took its snapshot.
+        with self._lru_lock:  # unbounded: held only for short non-blocking steps
+            lru, loaded = self._lru, self._manager.keys()
+            return [resolved_id for resolved_id in loaded if resolved_id in lru]
+
+    def __contains__(self, model_id: object) -> bool:
+        # Inner layer first, then the LRU: an id is committed to the LRU only
+        # while registered inside, so "registered then, listed now" means
+        # loaded here at some instant in between (and never a removed id).
+        return model_id in self._manager and model_id in self._lru
+
+    def __getitem__(self, model_id: str) -> Model:
+        """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise."""
+        model = self._manager[model_id]  # validates; raises ModelNotFound
+        if model_id not in self._lru:  # registered but not committed yet (see __contains__)
+            raise ModelNotFound(model_id)
+        return model
+
+    def __len__(self) -> int:
+        with self._lru_lock:  # unbounded, as in keys()
+            lru = self._lru
+            size = len(self._manager)
+            if (
+                size == len(lru)
+                and not self._reserved
+                and not self._removing
+                and not self._unloading
+            ):
+                # No load or removal in flight here: the two views agree (O(1)).
+                return size
+            loaded = self._manager.keys()
+            return sum(1 for resolved_id in loaded if resolved_id in lru)
+
+    def describe_models(self) -> list[ModelDescription]:
+        """The inner layer's descriptions of the models loaded at this layer."""
+        with self._lru_lock:  # unbounded, as in keys()
+            lru = self._lru
+            return [
+                description
+                for description in self._manager.describe_models()
+                if description.model_id in lru
+            ]
 
     def pin_model(self, model_id: str) -> None:
         """Pin ``model_id`` (a resolved id, loaded or not): it is never evicted.
@@ -382,15 +472,30 @@ class WithFixedSizeCache(ModelManagerDecorator):
         return frozenset(self._pins)
 
     def lru_order(self) -> list[str]:
-        """Registered resolved ids, least recently used first (lock-free copy)."""
-        return list(self._lru)
+        """Resolved ids loaded at this layer, least recently used first (lock-free copy).
+
+        An id whose removal has unregistered it inside but is not yet
+        forgotten here is left out, as :meth:`keys` leaves it out.
+        """
+        order = list(self._lru)
+        leaving = self._removing | self._unloading
+        if not leaving:
+            return order
+        manager = self._manager
+        return [
+            resolved_id
+            for resolved_id in order
+            if resolved_id not in leaving or resolved_id in manager
+        ]
 
     def in_flight_loads(self) -> int:
         """Cold loads in progress that hold a capacity slot (lock-free).
 
-        Counts reserved ids that are not registered yet, so ``len(keys()) +
-        in_flight_loads()`` is the cache's occupancy even in the moment between
-        the inner registration and the LRU insert.
+        Counts reserved ids that are not registered in the inner layer yet, so
+        the inner layer's ``len(keys())`` plus ``in_flight_loads()`` is the
+        cache's occupancy even in the moment between the inner registration and
+        the LRU commit (this layer's own ``keys()`` shows the id only from the
+        commit on).
         """
         reserved, lru = list(self._reserved), dict(self._lru)
         return sum(
@@ -548,12 +653,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
     def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
         while True:
-            if resolved_id in self._reserved or resolved_id in self._lru:
+            if resolved_id in self._reserved or self._present_locked(resolved_id):
                 # Another add of the same id holds a slot, or it got registered
                 # meanwhile: share, no extra room needed.
                 self._reserve_locked(resolved_id)
                 return []
-            need = len(self._lru) + self._in_flight_locked() + 1 - self._max_size
+            need = self._occupied_locked() + self._in_flight_locked() + 1 - self._max_size
             if need <= 0:
                 self._reserve_locked(resolved_id)
                 return []
@@ -620,6 +725,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
             and candidate not in leased
             and candidate not in self._evicting
             and candidate not in self._unloading
+            # Already unregistered by a removal: evicting it makes no room.
+            and (candidate not in self._removing or candidate in self._manager)
         )
 
     def _evict_for_memory(self, resolved_id: str, deadline: float) -> None:
@@ -724,6 +831,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._lru.pop(resolved_id, None)
             self._evicting.discard(resolved_id)
             self._unloading.discard(resolved_id)
+            self._removing.discard(resolved_id)
             self._lru_changed.notify_all()
 
     def _measure_free_fraction(self) -> float | None:
@@ -760,8 +868,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
         else:
             del self._reserved[resolved_id]
 
+    def _present_locked(self, resolved_id: str) -> bool:
+        """Whether ``resolved_id`` is loaded at this layer (LRU lock held)."""
+        if resolved_id not in self._lru:
+            return False
+        if resolved_id in self._removing or resolved_id in self._unloading:
+            # Between the inner unregistration and _forget: gone already.
+            return resolved_id in self._manager
+        return True
+
+    def _occupied_locked(self) -> int:
+        """How many models are loaded at this layer (LRU lock held)."""
+        occupied = len(self._lru)
+        for leaving in (self._removing, self._unloading):
+            for resolved_id in leaving:
+                if resolved_id in self._lru and resolved_id not in self._manager:
+                    occupied -= 1
+        return occupied
+
     def _in_flight_locked(self) -> int:
-        return sum(1 for resolved_id in self._reserved if resolved_id not in self._lru)
+        return sum(1 for resolved_id in self._reserved if not self._present_locked(resolved_id))
 
     def _lru_guard(self, deadline: float | None = None) -> _LRUGuard:
         """Hold the LRU lock, waiting at most until ``deadline`` (or the queue timeout)."""
