@@ -83,7 +83,7 @@ class SpecMachine(RuleBasedStateMachine):
         self.spec = Spec(initial_state())
         self.memory = False
 
-    @initialize(max_size=st.integers(1, 4), memory=st.booleans())
+    @initialize(max_size=st.integers(1, 5), memory=st.booleans())
     def build(self, max_size: int, memory: bool) -> None:
         self.memory = memory
         self.stacks = [
@@ -288,6 +288,18 @@ class SpecMachine(RuleBasedStateMachine):
     @rule(readings=st.lists(st.sampled_from([0.1, 0.3, 0.9, None]), min_size=1, max_size=4))
     def memory_pressure(self, readings: list[float | None]) -> None:
         self.script.set_memory(self.spec.state.probe_calls, readings)
+
+    @precondition(lambda self: self.memory)
+    @rule(data=st.data(), rounds=st.integers(1, 2))
+    def add_under_pressure(self, data: st.DataObject, rounds: int) -> None:
+        """Fill the cache, then a cold add reading pressure `rounds` times: rounds of up to 3."""
+        for _ in range(self.spec.state.max_size):
+            if len(self.spec.state.models) >= self.spec.state.max_size - 1:
+                break
+            self.add_cold(data, pin=False)
+        self.script.set_memory(self.spec.state.probe_calls, [*([0.1] * rounds), 0.9])
+        event(f"pressure with {min(len(self.spec.state.evictable()), 4)} evictable")
+        self.add_cold(data, pin=False)
 
     # -- invariants -------------------------------------------------------------
 
