@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from modelmanager import (
+    LockTimeout,
     ModelManager,
     ModelManagerDecorator,
     ModelNotFound,
@@ -141,3 +142,32 @@ def test_failed_removal_keeps_the_model_visible(registry: FakeRegistry) -> None:
     assert cache.lru_order() == ["a", "x", "b"]
     assert len(stack) == 3
     assert cache._removing == set()
+
+
+def test_eviction_waits_for_a_load_between_registration_and_commit(
+    registry: FakeRegistry,
+) -> None:
+    """A full cache's admission does not evict while a load awaits its commit.
+
+    "a" is loaded and "x" is registered inside but parked before its commit,
+    so a cold add of "c" needs room; it must not evict until "x" is loaded
+    here (the queue timeout of 0 makes a premature eviction attempt time out
+    instead: nothing may change).
+    """
+    parking = _ParkAfterInnerStep(ModelManager(registry), "x")
+    cache = WithFixedSizeCache(parking, max_size=2, queue_lock_timeout=0)
+    cache.add_model("a")
+    parking.parking = True
+    adder, outcome = run_in_thread(cache.add_model, "x")
+    try:
+        assert parking.parked.wait(timeout=30)
+        with pytest.raises(LockTimeout):
+            cache.add_model("c")
+        assert parking.manager.keys() == ["a", "x"]  # nothing evicted, "c" not loaded
+        assert cache.statistics().evictions == 0
+    finally:
+        parking.release.set()
+    join(adder)
+    assert "error" not in outcome
+    cache.add_model("c")  # now "x" is loaded here: "a", the least recent, goes
+    assert cache.lru_order() == ["x", "c"]

@@ -51,14 +51,6 @@ def test_bare_manager_skips_scenarios_needing_an_lru() -> None:
     assert outcome.executions == 0
 
 
-@pytest.mark.xfail(
-    reason=(
-        "core finding (reported): a cold add's model is visible (getitem, keys) before its "
-        "LRU position is fixed at commit, so a hit on another model in between leaves the "
-        "new model more recent than any sequential order allows (I15 on the final lru)"
-    ),
-    strict=True,
-)
 @pytest.mark.parametrize("seed", [2, 21])
 def test_core_random_history_is_linearizable(seed: int) -> None:
     """random-2 and random-21 (no scripted failure at all) under PCT: linearizable."""

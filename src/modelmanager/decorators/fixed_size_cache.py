@@ -73,6 +73,9 @@ means no two adds can each hold one id's lock while waiting for the other's.
 Evictions run one at a time: an add that needs room while another add's
 victim is still undecided waits for it (bounded) rather than choosing around
 it, because if that eviction fails its victim is still the least recent one.
+It also waits while a load is registered inside but not yet committed here
+(``_committing_locked``; the commit follows without blocking), so every
+eviction decision sees each load either in flight or loaded at this layer.
 An add short of evictable models waits for in-flight loads *before* evicting
 anything, so its timeout changes nothing. What remains visible to a
 linearizability check is inherent in counting in-flight loads (semantics 3):
@@ -662,10 +665,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if need <= 0:
                 self._reserve_locked(resolved_id)
                 return []
-            if self._evicting or self._unloading:
+            if self._evicting or self._unloading or self._committing_locked():
                 # Another add's eviction is undecided: whether its victim goes
                 # decides ours, so wait for it (evictions run one at a time;
                 # choosing around it would not be linearizable if it fails).
+                # Likewise a load registered inside but not committed here: it
+                # commits without blocking, and evicting before it would make
+                # room for a load that is neither in flight nor loaded (I15).
                 self._wait_locked(deadline, resolved_id)
                 continue
             leased = frozenset(self._manager.lease_counts())
@@ -748,7 +754,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         evicted = 0
         while evicted < MEMORY_EVICTIONS_PER_ROUND:
             with self._lru_guard(deadline):
-                while self._evicting or self._unloading:  # one eviction at a time
+                # One eviction at a time, and none while a load awaits its commit.
+                while self._evicting or self._unloading or self._committing_locked():
                     self._wait_locked(deadline, resolved_id)
                 leased = frozenset(self._manager.lease_counts())
                 victims = self._select_memory_victims_locked(
@@ -885,6 +892,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 if resolved_id in self._lru and resolved_id not in self._manager:
                     occupied -= 1
         return occupied
+
+    def _committing_locked(self) -> bool:
+        """Whether a load is registered inside but not committed here yet (LRU lock held)."""
+        manager = self._manager
+        return any(
+            resolved_id not in self._lru and resolved_id in manager
+            for resolved_id in self._reserved
+        )
 
     def _in_flight_locked(self) -> int:
         return sum(1 for resolved_id in self._reserved if not self._present_locked(resolved_id))
