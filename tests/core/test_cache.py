@@ -24,7 +24,10 @@ def make_cache(registry: FakeRegistry, max_size: int = 3, **kwargs: object) -> W
 
 def assert_quiescent(cache: WithFixedSizeCache) -> None:
     """I4 + I9: LRU holds exactly the registered ids, no entries, no slots."""
-    assert sorted(cache.lru_order()) == sorted(cache.keys())
+    # The inner layer's registry: the cache's own keys() is its committed
+    # view (in the LRU and registered), so it could not show a desync.
+    assert sorted(cache.lru_order()) == sorted(cache.manager.keys())
+    assert sorted(cache.keys()) == sorted(cache.manager.keys())
     assert len(set(cache.lru_order())) == len(cache.lru_order())
     assert cache.lifecycle_snapshot() == {}
     assert cache.in_flight_loads() == 0
