@@ -15,15 +15,23 @@ import pytest
 
 import lockstep
 from modelmanager import (
+    InvalidArgumentType,
     LockTimeout,
     ModelManager,
     ModelManagerDecorator,
+    ModelNotFound,
     ScriptedMemoryProbe,
     WithFixedSizeCache,
 )
 from modelmanager.leases import LeaseTable
 from models_spec.adapter import CoreAdapter
-from models_spec.fakes import UNLOAD, Script, ScriptedRegistry, ScriptedUnloadError
+from models_spec.fakes import (
+    UNLOAD,
+    Script,
+    ScriptedLoadError,
+    ScriptedRegistry,
+    ScriptedUnloadError,
+)
 
 CORE_MODULES = CoreAdapter(0).patch_modules()
 
@@ -326,3 +334,151 @@ def test_unload_failure_script_is_used() -> None:
     """Sanity check of the fakes these tests rely on."""
     script = Script(unload_failures={"a": [1]})
     assert script.fails(UNLOAD, "a", 1)
+
+
+# ------------------------------------------------- second round of killers
+
+
+def test_failed_slot_release_is_attached_to_the_load_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failing slot release after a failed load is attached to the load's error (I16)."""
+    stack, cache, _, _ = _stack(script=Script(load_failures={"a": [1]}))
+
+    def broken_release(resolved_id: str) -> None:
+        raise RuntimeError("release broke")
+
+    monkeypatch.setattr(cache, "_release_slot", broken_release)
+    with pytest.raises(ScriptedLoadError) as caught:
+        stack.add_model("a")
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "releasing the slot of 'a'" in notes
+    assert "release broke" in notes
+
+
+@pytest.mark.parametrize("layer", ["manager", "cache"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"model_id": 5}, {"model_id": b"a"}, {"api_key": 5}, {"model_id_alias": 5}],
+    ids=["int-id", "bytes-id", "int-api-key", "int-alias"],
+)
+def test_bad_arguments_are_rejected_by_add_and_acquire(layer: str, kwargs: dict[str, Any]) -> None:
+    """Wrongly typed ids, api keys and aliases raise InvalidArgumentType, nothing loaded.
+
+    Kills the mutants of the inline "common case" argument checks that would
+    let a wrongly typed value skip the full validation.
+    """
+    stack, _, manager, registry = _stack()
+    target: Any = manager if layer == "manager" else stack
+    arguments = {"model_id": "a", **kwargs}
+    with pytest.raises(InvalidArgumentType):
+        target.add_model(**arguments)
+    with pytest.raises(InvalidArgumentType):
+        target.acquire(**arguments).__enter__()
+    assert registry.ghost.construct_attempts == {}
+    assert manager.keys() == []
+
+
+def test_model_not_found_names_the_id() -> None:
+    """ModelNotFound carries the id: from a mapping registry without it, and from a lease."""
+    manager = ModelManager({})
+    with pytest.raises(ModelNotFound) as missing_factory:
+        manager.add_model("zz")
+    assert missing_factory.value.model_id == "zz"
+    assert "zz" in str(missing_factory.value)
+    with pytest.raises(ModelNotFound) as missing_model:
+        manager.lease("yy").__enter__()
+    assert missing_model.value.model_id == "yy"
+
+
+def test_cold_add_times_out_on_a_held_lru_lock() -> None:
+    """Admission's LRU-lock wait is bounded: LockTimeout, nothing loaded (I14)."""
+
+    def scenario() -> None:
+        stack, cache, _, registry = _stack(queue_lock_timeout=1.0)
+        done = lockstep.Event()
+
+        def hold() -> None:
+            with cache._lru_lock:
+                done.wait()
+
+        holder = lockstep.spawn(hold, name="holder")
+        lockstep.checkpoint("let the holder take the lock")
+        if cache._lru_lock.locked():
+            with pytest.raises(LockTimeout):
+                stack.add_model("a")
+            assert registry.ghost.construct_attempts == {}
+        done.set()
+        holder.join()
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
+
+
+def test_no_lease_on_a_model_being_unloaded() -> None:
+    """A lease taken while the model is being removed never gets the model being torn down (I13)."""
+
+    def scenario() -> None:
+        stack, _, _, registry = _stack()
+        stack.add_model("a")
+        ghost = registry.ghost
+        remover = lockstep.spawn(stack.remove, "a", name="remover")
+        try:
+            with stack.lease("a") as model, ghost.use(model):
+                assert not model.torn_down
+                lockstep.checkpoint("using a")
+        except KeyError:
+            pass  # removed first
+        remover.join()
+        assert not ghost.cleared_in_use, ghost.cleared_in_use
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
+
+
+class _NoTimeouts:
+    """Wraps a strategy; records whether progress ever needed a timeout to fire."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = "no-timeouts"
+        self.seed = None
+        self.needed_timeout = False
+
+    def begin_execution(self) -> None:
+        self.inner.begin_execution()
+
+    def choose(self, choices: Any, step: Any) -> Any:
+        if all(c.kind == "timeout" for c in choices):
+            self.needed_timeout = True
+        return self.inner.choose(choices, step)
+
+    def end_execution(self, outcome: Any) -> bool:
+        return bool(self.inner.end_execution(outcome))
+
+
+def test_remove_is_woken_by_the_lease_release_not_by_its_timeout() -> None:
+    """``remove`` waiting for a lease is woken when the lease is given back.
+
+    Kills the mutants of the drain-waiter count (``give_back`` notifies only
+    when someone waits): with a lost wake-up the remove would sit out its
+    whole ``lock_timeout``.
+    """
+
+    def scenario() -> None:
+        stack, _, _, _ = _stack()
+        stack.add_model("a")
+        lease = stack.lease("a")
+        lease.__enter__()
+        remover = lockstep.spawn(stack.remove, "a", name="remover")
+        lockstep.checkpoint("the remover may start waiting")
+        lease.__exit__(None, None, None)
+        remover.join()
+        assert "a" not in stack
+
+    strategy = _NoTimeouts(lockstep.DFSStrategy(preemption_bound=2, timeouts=False))
+    result = lockstep.explore(
+        scenario, strategy=strategy, budget=2000, patch=CORE_MODULES, progress=False
+    )
+    assert result.failure is None, str(result.failure)
+    assert not strategy.needed_timeout, "a waiting remove was only woken by its timeout"
