@@ -213,8 +213,8 @@ def add_during_removal_returns_a_live_model(registry: FakeRegistry, stack: Stack
     remover.finish()
     adder.finish()
     assert not observed, f"I3 violated: {observed}"
-    assert stack.keys() == ["X"]
     lru_matches_registry(stack)
+    assert stack.keys() == ["X"]
     quiescent(stack, registry.ghost)
 
 
@@ -260,8 +260,8 @@ def failed_add_keeps_concurrent_success_in_lru(registry: FakeRegistry, stack: St
     first.join(GATE_TIMEOUT)
     assert isinstance(first.error, ScriptedFailure), f"T1 must fail with its own error: {first}"
     second.finish()
-    assert stack.keys() == ["X"]
     lru_matches_registry(stack)
+    assert stack.keys() == ["X"]
     quiescent(stack, registry.ghost)
 
 
