@@ -28,6 +28,16 @@ Operation encoding (inputs; ids are strings, `alias` None or a string)::
     ("release", resolved_id)           # leaving either context manager
     ("keys",)  ("contains", model_id)  ("getitem", model_id)  ("len",)
     ("lru",)   ("pinned",)             # observations of the cache
+    ("admit", n, model_id, alias, pin)          # two-point add number n:
+    ("complete", n, model_id, alias, pin[, lease])  # see `expand_adds`
+
+A cold add takes effect at two instants (chosen semantics 3): `admit`
+(a warm hit, or the capacity victims evicted and a slot reserved, counted
+toward `max_size`) and `complete` (registered, a joined hit, or the slot
+released on failure; victims stay evicted).  `expand_adds(history)` rewrites
+a recorded history's adds and acquires into that pair; a `complete` before
+its `admit`, or an admission while short of evictable models with loads in
+flight (the core waits there), is illegal.
 
 Outputs::
 
@@ -48,8 +58,10 @@ Outputs::
 `encode_outcome(value=..., error=...)` builds outputs from real results.
 
 Timeouts: `("raise", "LockTimeout")` is accepted in every state and changes
-nothing (I14: a timeout raises with no state change), because a concurrent
-history may time out for reasons a sequential spec cannot see.  Known
+nothing (a `complete` releases its slot, or closes its add number so the
+indeterminate admission cannot follow) (I14: a timeout raises with no
+state change), because a concurrent history may time out for reasons a
+sequential spec cannot see.  Known
 approximations for concurrent checks: a `clear()` whose group holds more
 `LockTimeout`s than the spec predicts is rejected (give scenarios a clear
 timeout that does not fire), and probe readings that vary from call to call
@@ -58,7 +70,7 @@ make histories order-dependent (use a constant `default_memory`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -66,6 +78,7 @@ import attrs
 from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedLoadError, ScriptedUnloadError
 
 __all__ = [
+    "ADMISSION_ERRORS",
     "LOCK_TIMEOUT",
     "Spec",
     "SpecConfig",
@@ -73,6 +86,7 @@ __all__ = [
     "apply",
     "apply_detailed",
     "encode_outcome",
+    "expand_adds",
     "initial_state",
     "resolve",
     "step",
@@ -82,6 +96,10 @@ Outcome = tuple[str, Any]
 LOCK_TIMEOUT: Final = "LockTimeout"
 _UNKNOWN_STRINGS: Final = ("unknown",)
 _MEMORY_ROUND: Final = 3  # chosen semantics 6: memory pressure evicts up to 3 per round
+_SLOT: Final = "slot"
+_HIT: Final = "hit"
+_FAILED: Final = "failed:"
+_BLOCKED: Final = "_Blocked"  # internal: an admission cannot take effect in this state
 
 
 @attrs.frozen
@@ -120,6 +138,12 @@ class SpecState:
     * `load_attempts` / `unload_attempts`: sorted (resolved id, attempts so far);
     * `probe_calls`: memory probe readings taken so far;
     * `overflows`: cold adds admitted over capacity (only pinned/leased left);
+    * `admitted`: sorted (add id, resolved id, mode) of two-point adds between
+      their admission and their completion (see `step`): mode "slot" (a cold
+      add holding, or sharing, a capacity slot), "hit" (a warm hit done at
+      admission) or "failed:<error>" (admission raised <error>);
+    * `closed`: add ids of timed-out two-point adds completed without an
+      admission (their admission can no longer happen);
     * `config`: the `SpecConfig` (excluded from equality and hashing).
     """
 
@@ -132,6 +156,8 @@ class SpecState:
     unload_attempts: tuple[tuple[str, int], ...] = ()
     probe_calls: int = 0
     overflows: int = 0
+    admitted: tuple[tuple[int, str, str], ...] = ()
+    closed: frozenset[int] = frozenset()
     config: SpecConfig = attrs.field(factory=SpecConfig, eq=False, repr=False)
 
     @property
@@ -143,6 +169,11 @@ class SpecState:
     def lease_counts(self) -> dict[str, int]:
         """Resolved id -> leases held (ids with at least one)."""
         return dict(self.leases)
+
+    def in_flight(self) -> frozenset[str]:
+        """Resolved ids holding a capacity slot and not registered (distinct)."""
+        models = self.models
+        return frozenset(r for _, r, m in self.admitted if m == _SLOT and r not in models)
 
     def evictable(self) -> list[str]:
         """Registered ids neither pinned nor leased, least recent first."""
@@ -214,16 +245,12 @@ def _evict(state: SpecState, victim: str) -> SpecState:
     )
 
 
-def _add(state: SpecState, model_id: object, alias: object, pin: object) -> SpecState:
-    mid = _check_id(model_id)
-    al = _check_alias(alias)
-    if not isinstance(pin, bool):
-        raise _Raise("InvalidArgumentType", state)
-    rid = resolve(mid, al)
-    if rid in state.models:  # warm hit: a use refreshes the LRU
-        lru = (*(x for x in state.lru if x != rid), rid)
-        pins = state.pins | {rid} if pin else state.pins
-        return attrs.evolve(state, lru=lru, pins=pins)
+def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
+    """A cold add's evictions: memory rounds, then capacity (`in_flight` slots count).
+
+    Raises `_Raise` with the state left by a failed eviction (earlier victims
+    stay evicted).
+    """
     # Memory pressure first: rounds of up to 3 with a re-measure in between.
     if state.config.memory_threshold > 0.0:
         while True:
@@ -238,13 +265,31 @@ def _add(state: SpecState, model_id: object, alias: object, pin: object) -> Spec
                 state = _evict(state, victim)
     # Capacity: evict only as many least-recent evictable models as needed;
     # when only pinned or leased models remain, admit over capacity.
-    need = len(state.registered) + 1 - state.max_size
+    need = len(state.registered) + in_flight + 1 - state.max_size
     if need > 0:
         victims = state.evictable()[:need]
+        if len(victims) < need and in_flight:
+            # The core waits for in-flight loads before evicting anything: no
+            # admission can take effect in this state (I14).
+            raise _Raise(_BLOCKED, state)
         for victim in victims:
             state = _evict(state, victim)
         if len(victims) < need:
             state = attrs.evolve(state, overflows=state.overflows + 1)
+    return state
+
+
+def _add(state: SpecState, model_id: object, alias: object, pin: object) -> SpecState:
+    mid = _check_id(model_id)
+    al = _check_alias(alias)
+    if not isinstance(pin, bool):
+        raise _Raise("InvalidArgumentType", state)
+    rid = resolve(mid, al)
+    if rid in state.models:  # warm hit: a use refreshes the LRU
+        lru = (*(x for x in state.lru if x != rid), rid)
+        pins = state.pins | {rid} if pin else state.pins
+        return attrs.evolve(state, lru=lru, pins=pins)
+    state = _make_room(state, in_flight=0)
     # The registry is asked only now (the inner manager's add), after eviction.
     if not state.config.accepts(rid):
         raise _Raise(state.config.unknown_id_error, state)
@@ -262,6 +307,109 @@ def _add(state: SpecState, model_id: object, alias: object, pin: object) -> Spec
         lru=(*state.lru, rid),
         pins=state.pins | {rid} if pin else state.pins,
     )
+
+
+def _admitted_entry(state: SpecState, oid: object) -> tuple[int, str, str] | None:
+    for entry in state.admitted:
+        if entry[0] == oid:
+            return entry
+    return None
+
+
+def _with_admitted(state: SpecState, entries: Iterable[tuple[int, str, str]]) -> SpecState:
+    return attrs.evolve(state, admitted=tuple(sorted(entries, key=repr)))
+
+
+def _admit(
+    state: SpecState, oid: object, model_id: object, alias: object, pin: object
+) -> SpecState:
+    """First instant of a two-point add: a warm hit, or evictions plus a capacity slot."""
+    if not isinstance(oid, int) or isinstance(oid, bool):
+        raise ValueError(f"an add id is an int (got {oid!r})")
+    if oid in state.closed or _admitted_entry(state, oid) is not None:
+        raise _Raise(_BLOCKED, state)  # admitted twice, or after its completion
+    mid = _check_id(model_id)
+    al = _check_alias(alias)
+    if not isinstance(pin, bool):
+        raise _Raise("InvalidArgumentType", state)
+    rid = resolve(mid, al)
+    if rid in state.models:  # warm hit, at admission: a use refreshes the LRU
+        lru = (*(x for x in state.lru if x != rid), rid)
+        pins = state.pins | {rid} if pin else state.pins
+        state = attrs.evolve(state, lru=lru, pins=pins)
+        return _with_admitted(state, (*state.admitted, (oid, rid, _HIT)))
+    in_flight = state.in_flight()
+    if rid not in in_flight:  # a slot already held for rid is shared: no room needed
+        try:
+            state = _make_room(state, in_flight=len(in_flight))
+        except _Raise as failure:
+            if failure.name == _BLOCKED:
+                raise
+            failed = _with_admitted(
+                failure.state, (*failure.state.admitted, (oid, rid, _FAILED + failure.name))
+            )
+            raise _Raise(failure.name, failed, failure.subject) from None
+    return _with_admitted(state, (*state.admitted, (oid, rid, _SLOT)))
+
+
+def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | None]:
+    """Second instant of a two-point add: register (or hit), or fail and free the slot.
+
+    `op` is ``("complete", oid, model_id, alias, pin[, lease])``.  Returns the
+    new state and, for an acquire (`lease` True), the model token.
+    """
+    oid, pin = op[1], op[4]
+    lease = op[5] if len(op) == 6 else False
+    entry = _admitted_entry(state, oid)
+    if entry is None:
+        raise _Raise(_BLOCKED, state)  # a completion follows its admission
+    _, rid, mode = entry
+    state = _with_admitted(state, (e for e in state.admitted if e[0] != oid))
+    if mode.startswith(_FAILED):
+        raise _Raise(mode[len(_FAILED) :], state)  # the add raised at admission
+    if mode == _SLOT:
+        if rid in state.models:
+            # Joined hit: loaded by a concurrent add since our admission; it
+            # takes effect right after that load, so the LRU does not move.
+            if pin is True:
+                state = attrs.evolve(state, pins=state.pins | {rid})
+        else:
+            if not state.config.accepts(rid):
+                raise _Raise(state.config.unknown_id_error, state)
+            attempts = dict(state.load_attempts)
+            attempt = attempts.get(rid, 0) + 1
+            attempts[rid] = attempt
+            state = attrs.evolve(state, load_attempts=_sorted_pairs(attempts))
+            if state.config.script.fails(LOAD, rid, attempt):
+                raise _Raise("ScriptedLoadError", state, (rid, attempt))
+            models = state.models
+            models[rid] = f"{rid}#{attempt}"
+            state = attrs.evolve(
+                state,
+                registered=_sorted_pairs(models),
+                lru=(*state.lru, rid),
+                pins=state.pins | {rid} if pin is True else state.pins,
+            )
+    if lease is True:
+        state, token = _lease(state, rid)
+        return state, token
+    return state, None
+
+
+def _timed_out_completion(state: SpecState, oid: object) -> SpecState:
+    """A two-point add that raised `LockTimeout`: its slot (if any) is released.
+
+    Without an admission, the add id is closed: its admission (recorded as
+    indeterminate) can no longer happen.  Victims of an admission stay evicted.
+    """
+    entry = _admitted_entry(state, oid)
+    if entry is None:
+        if not isinstance(oid, int) or isinstance(oid, bool):
+            raise ValueError(f"an add id is an int (got {oid!r})")
+        return attrs.evolve(state, closed=state.closed | {oid})
+    if entry[2].startswith(_FAILED):
+        raise _Raise(_BLOCKED, state)  # that add raised its admission error, not a timeout
+    return _with_admitted(state, (e for e in state.admitted if e[0] != oid))
 
 
 def _remove(state: SpecState, model_id: object) -> SpecState:
@@ -343,6 +491,13 @@ def _apply(
             case "add":
                 _arity(op, 3, 4)
                 return ("ok", None), _add(state, op[1], op[2], op[3] if len(op) == 4 else False)
+            case "admit":
+                _arity(op, 5)
+                return ("ok", None), _admit(state, op[1], op[2], op[3], op[4])
+            case "complete":
+                _arity(op, 5, 6)
+                state, token = _complete(state, op)
+                return ("ok", token), state
             case "remove":
                 _arity(op, 2)
                 return ("ok", None), _remove(state, op[1])
@@ -440,11 +595,83 @@ def step(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> tuple[b
     legal, no effect).
     """
     if op_output == ("raise", LOCK_TIMEOUT):
+        if isinstance(op_input, tuple) and op_input[:1] == ("complete",):
+            _arity(op_input, 5, 6)
+            try:
+                return True, _timed_out_completion(state, op_input[1])
+            except _Raise:
+                return False, state
         return True, state
     expected, new_state = apply(state, op_input)
+    if expected == ("raise", _BLOCKED):
+        return False, state
     if _is_unknown(op_output):
         return True, new_state
     return expected == _normalise(op_input, op_output), new_state
+
+
+ADMISSION_ERRORS: Final = frozenset({"ScriptedUnloadError"})
+"""Errors an add raises at admission (a failed eviction), not at completion."""
+
+
+def expand_adds(
+    history: Sequence[Any], *, admission_errors: Iterable[str] = ADMISSION_ERRORS
+) -> tuple[Any, ...]:
+    """Rewrite every ``add`` and ``acquire`` of a history as a two-point add.
+
+    `history` holds `lockstep.linearizability.Operation` records.  Each add
+    (or acquire) with call c and return r becomes two operations of the same
+    process over the same interval [c, r], with an add id (its index in
+    `history`): ``("admit", id, model_id, alias, pin)`` and ``("complete",
+    id, model_id, alias, pin, lease)`` (lease True for an acquire).  Outputs:
+
+    * returned normally: admit ``("ok", None)``, complete the real output;
+    * raised an admission error (`admission_errors`, a failed eviction):
+      both carry it (the spec's admission must fail with it);
+    * raised ``LockTimeout``: the admission is indeterminate (``ret=None``:
+      it may have happened, victims evicted and slot reserved, or not),
+      the completion carries the timeout (it releases the slot);
+    * raised anything else (a failed load, an unknown id): admit
+      ``("ok", None)``, complete the error;
+    * an argument error (``InvalidArgument*``): left as one ``add``
+      (nothing was admitted);
+    * never returned (``ret=None``): both indeterminate.
+
+    Every other operation is kept as it is.
+    """
+    errors = frozenset(admission_errors)
+    expanded: list[Any] = []
+    for oid, op in enumerate(history):
+        op_input = op.input
+        if not (isinstance(op_input, tuple) and op_input[:1] in (("add",), ("acquire",))):
+            expanded.append(op)
+            continue
+        output = op.output
+        if (
+            op.ret is not None
+            and isinstance(output, tuple)
+            and len(output) == 2
+            and output[0] == "raise"
+            and str(output[1]).startswith("InvalidArgument")
+        ):
+            expanded.append(op)
+            continue
+        if op_input[0] == "add":
+            mid, alias = op_input[1], op_input[2]
+            pin = op_input[3] if len(op_input) == 4 else False
+            lease = False
+        else:
+            mid, alias, pin, lease = op_input[1], op_input[2], False, True
+        admit = attrs.evolve(op, input=("admit", oid, mid, alias, pin), output=("ok", None))
+        complete = attrs.evolve(op, input=("complete", oid, mid, alias, pin, lease))
+        if op.ret is None:
+            admit = attrs.evolve(admit, output=None)
+        elif output == ("raise", LOCK_TIMEOUT):
+            admit = attrs.evolve(admit, ret=None, output=None)
+        elif isinstance(output, tuple) and output[:1] == ("raise",) and output[1] in errors:
+            admit = attrs.evolve(admit, output=output)
+        expanded.extend((admit, complete))
+    return tuple(expanded)
 
 
 def _normalise(op_input: tuple[Any, ...], output: Any) -> Any:

@@ -241,3 +241,117 @@ def test_scripted_failures_match_the_fakes_attempt_numbering() -> None:
     with pytest.raises(ScriptedLoadError) as info:
         spec.add_model("a")
     assert (info.value.resolved_id, info.value.attempt) == ("a", 2)
+
+
+# ------------------------------------------------------------ two-point adds
+
+
+def _two(max_size: int = 2, script: Script | None = None) -> SpecState:
+    state = initial_state(max_size=max_size, script=script)
+    for rid in ("a", "b"):
+        _, state = apply(state, ("add", rid, None, False))
+    return state
+
+
+def test_admit_evicts_and_reserves_complete_registers() -> None:
+    """Admission evicts the least recent and holds a slot; completion registers."""
+    state = _two()
+    ok, state = step(state, ("admit", 1, "c", None, True), ("ok", None))
+    assert ok
+    assert state.lru == ("b",)
+    assert state.in_flight() == {"c"}
+    assert "c" not in state.pins  # pinned only on success
+    ok, state = step(state, ("complete", 1, "c", None, True), ("ok", None))
+    assert ok
+    assert state.lru == ("b", "c")
+    assert state.models["c"] == "c#1"
+    assert "c" in state.pins
+    assert state.admitted == ()
+
+
+def test_victims_stay_evicted_after_a_failed_completion() -> None:
+    state = _two(script=Script(load_failures={"c": (1,)}))
+    _, state = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    ok, after = step(state, ("complete", 1, "c", None, False), ("raise", "ScriptedLoadError"))
+    assert ok
+    assert after.lru == ("b",)
+    assert after.in_flight() == frozenset()
+    assert dict(after.load_attempts)["c"] == 1
+    # The completion's outcome is checked: success is not what the script says.
+    assert not step(state, ("complete", 1, "c", None, False), ("ok", None))[0]
+
+
+def test_reservations_count_toward_capacity() -> None:
+    """Two slots held, cache of 2 with a and b: a third admission evicts a and b."""
+    state = initial_state(max_size=3)
+    _, state = apply(state, ("add", "a", None, False))
+    _, state = step(state, ("admit", 1, "x", None, False), ("ok", None))
+    _, state = step(state, ("admit", 2, "y", None, False), ("ok", None))
+    assert state.lru == ("a",)  # a + 2 slots = 3: nothing evicted yet
+    _, state = step(state, ("admit", 3, "z", None, False), ("ok", None))
+    assert state.lru == ()
+    # A slot of the same id is shared: no room needed.
+    _, shared = step(state, ("admit", 4, "z", None, False), ("ok", None))
+    assert shared.in_flight() == {"x", "y", "z"}
+    # With no evictable model left, an admission cannot happen while loads are in flight.
+    assert not step(state, ("admit", 5, "w", None, False), ("ok", None))[0]
+
+
+def test_a_timeout_changes_nothing_but_releases_an_admitted_slot() -> None:
+    state = _two()
+    ok, same = step(state, ("complete", 7, "c", None, False), ("raise", "LockTimeout"))
+    assert ok
+    assert (same.registered, same.lru, same.admitted) == (state.registered, state.lru, ())
+    assert same.closed == {7}
+    # Once timed out, its admission can no longer happen.
+    assert not step(same, ("admit", 7, "c", None, False), ("ok", None))[0]
+    _, admitted = step(state, ("admit", 7, "c", None, False), "unknown")
+    ok, after = step(admitted, ("complete", 7, "c", None, False), ("raise", "LockTimeout"))
+    assert ok
+    assert after.lru == ("b",)  # the admission's victim stays evicted
+    assert after.admitted == ()
+    assert after.closed == frozenset()
+
+
+def test_a_completion_follows_its_admission() -> None:
+    state = _two()
+    assert not step(state, ("complete", 1, "c", None, False), ("ok", None))[0]
+    _, admitted = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    assert not step(admitted, ("admit", 1, "c", None, False), ("ok", None))[0]
+
+
+def test_warm_hit_at_admission_and_joined_hit_at_completion() -> None:
+    """A registered id hits at admission (LRU moves); a slot whose id got loaded joins."""
+    state = _two(max_size=3)
+    _, state = step(state, ("admit", 1, "a", None, False), ("ok", None))
+    assert state.lru == ("b", "a")
+    ok, state = step(state, ("complete", 1, "a", None, False), ("ok", None))
+    assert ok
+    _, state = step(state, ("admit", 2, "c", None, False), ("ok", None))
+    _, state = step(state, ("admit", 3, "c", None, True), ("ok", None))
+    _, state = step(state, ("complete", 2, "c", None, False), ("ok", None))
+    _, state = step(state, ("refresh", "b"), ("ok", None))
+    ok, state = step(state, ("complete", 3, "c", None, True), ("ok", None))
+    assert ok
+    assert state.lru == ("a", "c", "b")  # the joined hit does not move c
+    assert "c" in state.pins
+    assert dict(state.load_attempts)["c"] == 1
+
+
+def test_a_failed_eviction_is_the_admissions_error() -> None:
+    state = _two(script=Script(unload_failures={"a": (1,)}))
+    ok, failed = step(state, ("admit", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
+    assert ok
+    assert failed.lru == ("a", "b")
+    assert not step(failed, ("complete", 1, "c", None, False), ("ok", None))[0]
+    ok, done = step(failed, ("complete", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
+    assert ok
+    assert done.admitted == ()
+
+
+def test_acquire_completes_with_a_lease() -> None:
+    state = _two(max_size=3)
+    _, state = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    ok, state = step(state, ("complete", 1, "c", None, False, True), ("ok", "c#1"))
+    assert ok
+    assert state.lease_counts == {"c": 1}

@@ -122,17 +122,3 @@ def test_jobs_two_gives_the_same_table_as_jobs_one(tmp_path: Path) -> None:
     assert serial == parallel
     assert render_table(serial, with_time=False) == render_table(parallel, with_time=False)
     assert {c.verdict for c in serial} == {"PASS", "CAUGHT"}
-
-
-def test_core_failure_is_core_fail_with_history_in_the_timeline(tmp_path: Path) -> None:
-    """random-21 (the core's LRU commit-order finding): CORE-FAIL I15, history drawn in HTML."""
-    from models_spec.suite import Job, run_job
-
-    job = Job(0, "random-21", "core-depth0", "core", ("pct",), 40, 0, str(tmp_path))
-    cell = run_job(job)
-    assert (cell.verdict, cell.label) == ("CORE-FAIL", "I15")
-    schedule, html = cell.modes[0].artifacts
-    assert schedule.endswith("random-21__core-depth0__pct.json")
-    text = Path(html).read_text(encoding="utf-8")
-    assert "History (I15)" in text
-    assert "ILLEGAL" in text
