@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, TextIO
 from lockstep.errors import LockstepError, ScenarioImportError
 from lockstep.explore import explore, replay
 from lockstep.failure import Failure, format_exception
+from lockstep.patching import resolve_module
 from lockstep.results import ExecutionResult
 from lockstep.schedule import Schedule, choices_to_string
 from lockstep.strategies.registry import STRATEGY_NAMES, make_strategy
@@ -95,6 +97,19 @@ def _scenario_for(schedule: Schedule, override: str | None) -> Callable[[], obje
         raise _InputError(str(exc)) from exc
 
 
+def _check_recorded_modules(schedule: Schedule, args: argparse.Namespace) -> None:
+    """The modules the schedule records (unless overridden) must import: else exit 3."""
+    recorded = [
+        *(schedule.patch if args.patch is None else ()),
+        *(schedule.line_modules if args.line_module is None else ()),
+    ]
+    for name in recorded:
+        try:
+            resolve_module(name)
+        except LockstepError as exc:
+            raise _InputError(f"the schedule's recorded module {name!r}: {exc}") from exc
+
+
 def _print_failure(failure: Failure, out: TextIO) -> None:
     print(str(failure), file=out)
 
@@ -102,12 +117,25 @@ def _print_failure(failure: Failure, out: TextIO) -> None:
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     schedule = _load_schedule(args.schedule)
     scenario = _scenario_for(schedule, args.scenario)
+    _check_recorded_modules(schedule, args)
     result = replay(scenario, schedule, patch=args.patch, line_modules=args.line_module)
     if result.failure is not None:
-        _print_failure(result.failure, out)
+        _print_failure(result.failure.with_replay_command(_same_command(args)), out)
         return EXIT_FAILURE
     print(f"replayed {result.steps} steps of {schedule.scenario_id}: no failure", file=out)
     return EXIT_OK
+
+
+def _same_command(args: argparse.Namespace) -> str:
+    """The command line that replays what this ``lockstep replay`` invocation replayed."""
+    parts = ["lockstep", "replay", args.schedule]
+    if args.scenario:
+        parts += ["--scenario", args.scenario]
+    for module in args.patch or ():
+        parts += ["--patch", module]
+    for module in args.line_module or ():
+        parts += ["--line-module", module]
+    return shlex.join(parts)
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
@@ -119,9 +147,13 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         f"format {schedule.format_version}, granularity {schedule.granularity}",
         file=out,
     )
+    print(f"patch:     {_names(schedule.patch)}", file=out)
+    if schedule.granularity == "line":
+        print(f"lines of:  {_names(schedule.line_modules)}", file=out)
     print(f"choices:   {len(schedule.choices)}: {choices_to_string(schedule.choices)}", file=out)
     try:
         scenario = _scenario_for(schedule, args.scenario)
+        _check_recorded_modules(schedule, args)
     except _InputError as exc:
         print(f"(no trace: {exc})", file=out)
         return EXIT_INPUT if args.html else EXIT_OK
@@ -134,9 +166,13 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print("\noutcome: no failure", file=out)
     if args.html:
-        _write_html(args.html, result, schedule)
+        _write_html(args.html, result, result.schedule.with_choices(schedule.choices))
         print(f"HTML timeline written to {args.html}", file=out)
     return EXIT_OK
+
+
+def _names(modules: tuple[str, ...]) -> str:
+    return ", ".join(modules) if modules else "(none)"
 
 
 def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
@@ -178,15 +214,16 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
     if args.preemption_bound is not None:
         options["preemption_bound"] = args.preemption_bound
     strategy = make_strategy(args.strategy, seed=args.seed, **options)
+    line_modules = args.line_module or []
     result = explore(
         scenario,
         strategy=strategy,
         budget=args.budget,
-        patch=args.patch,
+        patch=args.patch or [],
         max_steps=args.max_steps,
         scenario_id=args.scenario,
-        granularity="line" if args.line_module else "op",
-        line_modules=args.line_module,
+        granularity="line" if line_modules else "op",
+        line_modules=line_modules,
     )
     print(result.summary(), file=out)
     if result.failure is None:
@@ -195,8 +232,8 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
     save_dir = Path(args.save_dir)
     stem = args.scenario.replace(":", "-").replace(".", "_")
     path = _save_unique(failure.schedule, save_dir, f"{stem}-{failure.kind}")
-    command = f"lockstep replay {path}" + "".join(f" --patch {m}" for m in args.patch)
-    _print_failure(failure.with_replay_command(command), out)
+    # The file records the patch and line modules: the command needs no flags.
+    _print_failure(failure.with_replay_command(shlex.join(["lockstep", "replay", str(path)])), out)
     return EXIT_FAILURE
 
 
@@ -264,20 +301,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add_patch(p: argparse.ArgumentParser) -> None:
+    def add_patch(p: argparse.ArgumentParser, *, recorded: bool) -> None:
+        default = (
+            " (default: the modules the schedule records; given, the flags replace that list)"
+            if recorded
+            else " (recorded in every saved schedule)"
+        )
         p.add_argument(
             "--patch",
             action="append",
-            default=[],
+            default=None,
             metavar="MODULE",
-            help="swap threading/time/queue names in MODULE (repeatable)",
+            help="swap threading/time/queue names in MODULE (repeatable)" + default,
         )
         p.add_argument(
             "--line-module",
             action="append",
-            default=[],
+            default=None,
             metavar="MODULE",
-            help="line granularity: a switch point at every line of MODULE",
+            help="line granularity: a switch point at every line of MODULE (repeatable)" + default,
         )
 
     p_replay = sub.add_parser(
@@ -288,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_replay.add_argument("schedule", help="schedule JSON file or 'ls1:...' string")
     p_replay.add_argument("--scenario", help="module:qualname (default: the schedule's)")
-    add_patch(p_replay)
+    add_patch(p_replay, recorded=True)
     p_replay.set_defaults(handler=_replay)
 
     p_show = sub.add_parser(
@@ -300,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("schedule", help="schedule JSON file or 'ls1:...' string")
     p_show.add_argument("--scenario", help="module:qualname (default: the schedule's)")
     p_show.add_argument("--html", metavar="OUT", help="also write an HTML timeline to OUT")
-    add_patch(p_show)
+    add_patch(p_show, recorded=True)
     p_show.set_defaults(handler=_show)
 
     p_explore = sub.add_parser(
@@ -321,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="lockstep-failures",
         help="where a failing schedule is saved (default %(default)s)",
     )
-    add_patch(p_explore)
+    add_patch(p_explore, recorded=False)
     p_explore.set_defaults(handler=_explore)
 
     p_check = sub.add_parser(

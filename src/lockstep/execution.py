@@ -55,23 +55,33 @@ def scenario_id_of(scenario: object) -> str | None:
 
 
 def module_names(modules: Iterable[ModuleRef]) -> tuple[str, ...]:
-    """Dotted names of modules given as objects or names."""
-    return tuple(m if isinstance(m, str) else m.__name__ for m in modules)
+    """Dotted names of modules given as objects or names (what a Schedule records).
+
+    Raises InvalidArgumentType for anything else and InvalidArgument for a name that
+    cannot be imported (names are resolved, so a schedule records only real modules).
+    """
+    return tuple(resolve_module(m).__name__ for m in modules)
 
 
 def replay_command_for(
     schedule: Schedule,
     *,
-    patch: Iterable[ModuleRef] = (),
-    line_modules: Iterable[ModuleRef] = (),
+    patch: Iterable[ModuleRef] | None = None,
+    line_modules: Iterable[ModuleRef] | None = None,
 ) -> str | None:
-    """The shell command replaying ``schedule`` (None without a scenario id)."""
+    """The shell command replaying ``schedule`` (None without a scenario id).
+
+    The schedule string records the modules to patch and to trace, so the command needs
+    no ``--patch`` / ``--line-module`` flags: ``patch`` / ``line_modules``, when given,
+    replace the recorded lists inside the encoded string.
+    """
     if schedule.scenario_id is None:
         return None
-    command = f"lockstep replay '{schedule.to_string()}'"
-    command += "".join(f" --patch {name}" for name in module_names(patch))
-    command += "".join(f" --line-module {name}" for name in module_names(line_modules))
-    return command
+    recorded = schedule.with_modules(
+        patch=None if patch is None else module_names(patch),
+        line_modules=None if line_modules is None else module_names(line_modules),
+    )
+    return f"lockstep replay '{recorded.to_string()}'"
 
 
 def run_execution(

@@ -16,14 +16,13 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-import attrs
-
 from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
 from lockstep.execution import (
     ModuleRef,
     Scenario,
     check_scenario,
     make_options,
+    module_names,
     positive_int,
     replay_command_for,
     run_execution,
@@ -105,7 +104,9 @@ def explore(
     minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
     point of every execution. ``patch`` modules have their threading/time/queue names
-    swapped for the whole exploration. ``granularity="line"`` adds a switch point at
+    swapped for the whole exploration; every schedule produced records their dotted
+    names (``Schedule.patch``, and ``Schedule.line_modules``), so the replay command
+    needs no flags. ``granularity="line"`` adds a switch point at
     every line of ``line_modules`` (such schedules follow the interpreter's line events
     and may not replay on another CPython version; "op" schedules do). Step-limit,
     divergence and nondeterminism failures are not shrunk. Raises InvalidArgument /
@@ -125,6 +126,7 @@ def explore(
         raise InvalidArgument(f"scenario_id must look like 'module:qualname', got {scenario_id!r}")
     patch_modules = tuple(patch)
     line_list = tuple(line_modules)
+    patch_names = module_names(patch_modules)
     options = make_options(
         invariant=invariant,
         max_steps=max_steps,
@@ -138,6 +140,8 @@ def explore(
         strategy=str(getattr(strategy, "name", type(strategy).__name__)),
         scenario_id=scenario_id if scenario_id is not None else scenario_id_of(scenario),
         granularity=options.granularity,
+        patch=patch_names,
+        line_modules=module_names(line_list),
     )
     start = _real_time.perf_counter()
     executions = 0
@@ -175,9 +179,7 @@ def explore(
         if failure is not None and shrink and failure.kind not in _NOT_SHRUNK:
             failure, shrink_runs = shrink_failure(scenario, failure, options, budget=shrink_budget)
     if failure is not None and failure.replay_command is None:
-        failure = failure.with_replay_command(
-            replay_command_for(failure.schedule, patch=patch_modules, line_modules=line_list)
-        )
+        failure = failure.with_replay_command(replay_command_for(failure.schedule))
     elapsed = _real_time.perf_counter() - start
     bound = getattr(strategy, "probability_bound", None)
     return ExploreResult(
@@ -212,23 +214,29 @@ def replay(
     schedule: Schedule,
     *,
     invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
-    patch: Iterable[ModuleRef] = (),
+    patch: Iterable[ModuleRef] | None = None,
     max_steps: int | None = None,
-    line_modules: Iterable[ModuleRef] = (),
+    line_modules: Iterable[ModuleRef] | None = None,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
 ) -> ExecutionResult:
     """Run ``scenario`` once, following ``schedule`` exactly.
 
-    A recorded choice that is not available, a schedule that ends early, or one that
-    has choices left over yields a Failure of kind "divergence" whose message names the
-    step ("step 7: expected thread 2, runnable were [0, 1]"). Any other failure is the
-    program's own, reproduced.
+    ``patch`` / ``line_modules`` default (None) to what the schedule records
+    (``schedule.patch`` / ``schedule.line_modules``); given (``()`` included), they
+    replace it, and the resulting schedule records what was used. A recorded choice
+    that is not available, a schedule that ends early, or one that has choices left
+    over yields a Failure of kind "divergence" whose message names the step ("step 7:
+    expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
+    reproduced. Raises InvalidArgument / InvalidArgumentType for bad arguments (a
+    module that cannot be imported included) before running anything.
     """
     check_scenario(scenario)
     if not isinstance(schedule, Schedule):
         raise InvalidArgumentType(f"schedule must be a lockstep.Schedule, got {schedule!r}")
-    patch_modules = tuple(patch)
-    line_list = tuple(line_modules)
+    patch_modules: tuple[ModuleRef, ...] = schedule.patch if patch is None else tuple(patch)
+    line_list: tuple[ModuleRef, ...] = (
+        schedule.line_modules if line_modules is None else tuple(line_modules)
+    )
     options = make_options(
         invariant=invariant,
         max_steps=max_steps if max_steps is not None else max(10_000, len(schedule.choices) + 1),
@@ -236,10 +244,13 @@ def replay(
         line_modules=line_list,
         stall_timeout=stall_timeout,
     )
+    effective = schedule.with_modules(
+        patch=module_names(patch_modules), line_modules=module_names(line_list)
+    )
     strategy = ReplayStrategy(schedule)
     with _patch_context(patch_modules):
         strategy.begin_execution()
-        run = run_execution(scenario, strategy, options, attrs.evolve(schedule, choices=()))
+        run = run_execution(scenario, strategy, options, effective.with_choices(()))
     failure = run.failure()
     if failure is None and strategy.consumed < len(schedule.choices):
         failure = Failure(
@@ -253,7 +264,5 @@ def replay(
             trace=run.trace(),
         )
     if failure is not None:
-        failure = failure.with_replay_command(
-            replay_command_for(schedule, patch=patch_modules, line_modules=line_list)
-        )
+        failure = failure.with_replay_command(replay_command_for(effective))
     return ExecutionResult(run.schedule(), run.trace(), failure)

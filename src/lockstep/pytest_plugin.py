@@ -11,7 +11,9 @@ Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``see
 exploration saves its schedule under ``--lockstep-save-dir`` (default
 ``./lockstep-failures``) and the failure message ends with the command that replays it:
 ``pytest <nodeid> --lockstep-replay FILE`` (the schedule is replayed only by the
-test it was recorded from; other marked tests explore as usual).
+test it was recorded from; other marked tests explore as usual). A replay patches the
+marker's ``patch`` modules when the marker names them, else the modules the schedule
+records (likewise ``line_modules``).
 
 This module is registered as a ``pytest11`` entry point: it must always import cleanly
 and cheaply, so lockstep itself is imported only when a marked test runs.
@@ -74,7 +76,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--lockstep-replay",
         default=None,
         metavar="FILE",
-        help="replay this saved schedule instead of exploring",
+        help="replay this saved schedule instead of exploring (patching the marker's "
+        "patch modules, or else the ones the schedule records)",
     )
     group.addoption(
         "--lockstep-save-dir",
@@ -128,14 +131,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
         function(**funcargs)
 
     nodeid = pyfuncitem.nodeid
-    patch = tuple(kwargs.get("patch", ()))
-    common: dict[str, Any] = {"patch": patch, "invariant": kwargs.get("invariant")}
-    line_modules = tuple(kwargs.get("line_modules", ()))
+    # None: not named by the marker, so a replay uses the schedule's recorded list.
+    patch = tuple(kwargs["patch"]) if "patch" in kwargs else None
+    line_modules = tuple(kwargs["line_modules"]) if "line_modules" in kwargs else None
+    invariant = kwargs.get("invariant")
     try:
         replay_file = config.getoption("--lockstep-replay")
         schedule = lockstep.Schedule.load(replay_file) if replay_file else None
         if schedule is not None and schedule.scenario_id in (None, f"pytest:{nodeid}"):
-            result = lockstep.replay(scenario, schedule, line_modules=line_modules, **common)
+            result = lockstep.replay(
+                scenario, schedule, patch=patch, line_modules=line_modules, invariant=invariant
+            )
             if result.failure is not None:
                 reproduced = result.failure.with_replay_command(
                     f"pytest '{nodeid}' --lockstep-replay {replay_file}"
@@ -157,9 +163,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
             scenario_id=f"pytest:{nodeid}",
             shrink=kwargs.get("shrink", True),
             granularity=kwargs.get("granularity", "op"),
-            line_modules=line_modules,
+            line_modules=line_modules or (),
+            patch=patch or (),
+            invariant=invariant,
             progress=False,
-            **common,
         )
     except (lockstep.LockstepError, OSError) as exc:
         _fail(f"lockstep could not run {nodeid}: {exc}")

@@ -13,6 +13,11 @@ Two encodings:
 * a compact copy-pasteable string ``ls1:<urlsafe base64 of zlib(JSON)>``
   (:meth:`Schedule.to_string` / :meth:`Schedule.from_string`).
 
+Both record, besides the choices, the modules lockstep must patch to replay the
+execution (``patch``: dotted names, in order) and, at line granularity, the modules
+traced line by line (``line_modules``), so ``lockstep replay FILE`` needs no flags.
+Files written before these fields existed load with both empty.
+
 Inside both, the choices use a readable run-length form: tokens separated by ``.``,
 each ``<thread>`` (run) or ``<thread>t`` (timeout), optionally ``*<count>``; e.g.
 ``0*3.1.2t.1`` is 0, 0, 0, 1, timeout of 2, 1.
@@ -135,6 +140,19 @@ def _current_python() -> str:
     return platform.python_version()
 
 
+def _is_module_name(name: object) -> bool:
+    return isinstance(name, str) and all(part.isidentifier() for part in name.split("."))
+
+
+def _validate_module_names(
+    instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if not isinstance(value, tuple) or not all(_is_module_name(n) for n in value):
+        raise InvalidArgument(
+            f"{attribute.name} must be a tuple of dotted module names like 'pkg.mod', got {value!r}"
+        )
+
+
 def _validate_choices(instance: object, attribute: object, value: object) -> None:
     if not isinstance(value, tuple) or not all(isinstance(c, Choice) for c in value):
         raise InvalidArgument(f"choices must be a tuple of Choice, got {value!r}")
@@ -149,6 +167,10 @@ class Schedule:
 
     ``seed``/``strategy`` say what produced it, ``scenario_id`` ("module:qualname") lets
     ``lockstep replay FILE`` find the scenario, ``granularity`` must match on replay.
+    ``patch`` names (dotted, in order) the modules whose threading/time/queue names were
+    swapped when it was recorded, ``line_modules`` the modules traced at line
+    granularity; replay() and ``lockstep replay`` use them unless told otherwise.
+    Raises InvalidArgument for a field of the wrong shape.
     """
 
     choices: tuple[Choice, ...] = attrs.field(validator=_validate_choices)
@@ -159,6 +181,8 @@ class Schedule:
     python_version: str = attrs.field(factory=_current_python)
     lockstep_version: str = LOCKSTEP_VERSION
     format_version: int = FORMAT_VERSION
+    patch: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
+    line_modules: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
 
     # -- dict / JSON -------------------------------------------------------------
 
@@ -172,12 +196,18 @@ class Schedule:
             "seed": self.seed,
             "scenario_id": self.scenario_id,
             "granularity": self.granularity,
+            "patch": list(self.patch),
+            "line_modules": list(self.line_modules),
             "choices": choices_to_string(self.choices),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
-        """Validate ``data`` field by field; raise ScheduleFormatError naming the bad field."""
+        """Validate ``data`` field by field; raise ScheduleFormatError naming the bad field.
+
+        ``patch`` and ``line_modules`` are optional (absent: empty), so files written
+        before they existed still load.
+        """
         if not isinstance(data, Mapping):
             raise ScheduleFormatError(
                 f"a schedule must be a JSON object, got {type(data).__name__}"
@@ -201,10 +231,11 @@ class Schedule:
             "granularity",
             "choices",
         }
-        unknown = sorted(set(data) - expected)
+        optional = {"patch", "line_modules"}
+        unknown = sorted(set(data) - expected - optional)
         if unknown:
             raise ScheduleFormatError(
-                f"unknown schedule field(s) {unknown}; expected {sorted(expected)}"
+                f"unknown schedule field(s) {unknown}; expected {sorted(expected | optional)}"
             )
         missing = sorted(expected - set(data))
         if missing:
@@ -221,6 +252,8 @@ class Schedule:
         granularity = data["granularity"]
         if granularity not in _GRANULARITIES:
             raise ScheduleFormatError(f"granularity must be 'op' or 'line', got {granularity!r}")
+        patch = _module_list(data, "patch")
+        line_modules = _module_list(data, "line_modules")
         return cls(
             choices=choices_from_string(data["choices"]),
             seed=seed,
@@ -230,6 +263,8 @@ class Schedule:
             python_version=data["python_version"],
             lockstep_version=data["lockstep_version"],
             format_version=version,
+            patch=patch,
+            line_modules=line_modules,
         )
 
     def to_json(self) -> str:
@@ -288,6 +323,26 @@ class Schedule:
             raise ScheduleFormatError(f"schedule string is corrupt: {exc}") from exc
         return cls.from_json(raw.decode("utf-8", errors="replace"))
 
+    def with_modules(
+        self, *, patch: Iterable[str] | None = None, line_modules: Iterable[str] | None = None
+    ) -> Schedule:
+        """A copy recording other patch / line modules (None: keep this schedule's)."""
+        return attrs.evolve(
+            self,
+            patch=self.patch if patch is None else tuple(patch),
+            line_modules=self.line_modules if line_modules is None else tuple(line_modules),
+        )
+
     def with_choices(self, choices: Iterable[Choice]) -> Schedule:
         """A copy with other choices (same provenance)."""
         return attrs.evolve(self, choices=tuple(choices))
+
+
+def _module_list(data: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """The optional list-of-module-names field ``name`` (absent: ())."""
+    value = data.get(name, [])
+    if not isinstance(value, list) or not all(_is_module_name(n) for n in value):
+        raise ScheduleFormatError(
+            f'{name} must be a list of dotted module names like "pkg.mod", got {value!r}'
+        )
+    return tuple(value)

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
 
@@ -106,6 +107,11 @@ def test_bad_inputs_exit_3(tmp_path, capsys):
     pytest_owned = Schedule(choices=(), scenario_id="pytest:t.py::test_x").save(tmp_path / "p.json")
     assert run_cli("replay", str(pytest_owned))[0] == cli.EXIT_INPUT
     assert "--lockstep-replay" in capsys.readouterr().err
+    bad_patch = Schedule(
+        choices=(), scenario_id="samples.cli_scenarios:correct", patch=("no_such_mod_xyz",)
+    ).save(tmp_path / "bp.json")
+    assert run_cli("replay", str(bad_patch))[0] == cli.EXIT_INPUT
+    assert "recorded module 'no_such_mod_xyz'" in capsys.readouterr().err
 
 
 def test_usage_errors_exit_2():
@@ -193,3 +199,98 @@ def test_module_entry_point_help_documents_exit_codes():
     assert proc.returncode == 0
     assert "exit codes:" in proc.stdout
     assert "could not load the input" in proc.stdout
+
+
+def _run_command(command: str) -> subprocess.CompletedProcess[str]:
+    """Run a printed ``lockstep ...`` command line in a fresh process (from HERE)."""
+    argv = shlex.split(command)
+    assert argv[0] == "lockstep"
+    package_root = str(pathlib.Path(lockstep.__file__).parent.parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "lockstep.cli", *argv[1:]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=HERE,
+    )
+
+
+def _last_line(text: str) -> str:
+    return text.rstrip().splitlines()[-1].strip()
+
+
+def test_explore_with_patch_prints_a_flagless_command_that_replays(tmp_path):
+    """explore --patch saves a schedule recording the patch; the printed
+    `lockstep replay FILE` (no flags) reproduces the failure in a fresh process."""
+    proc = _run_command(
+        f"lockstep explore samples.cli_scenarios:patched_lost_update --budget 300 "
+        f"--patch samples.counter_module --save-dir {shlex.quote(str(tmp_path))}"
+    )
+    assert proc.returncode == cli.EXIT_FAILURE, proc.stderr
+    (saved,) = sorted(tmp_path.glob("*.json"))
+    assert Schedule.load(saved).patch == ("samples.counter_module",)
+    command = _last_line(proc.stdout)
+    assert command == shlex.join(["lockstep", "replay", str(saved)])
+
+    again = _run_command(command)
+    assert again.returncode == cli.EXIT_FAILURE, again.stderr
+    assert "patched lost update: 1" in again.stdout
+    assert "divergence" not in again.stdout
+    assert _last_line(again.stdout) == command  # the reproduction names itself
+
+    shown = _run_command(f"lockstep show {shlex.quote(str(saved))}")
+    assert shown.returncode == cli.EXIT_OK, shown.stderr
+    assert "patch:     samples.counter_module" in shown.stdout
+    assert "outcome: exception" in shown.stdout
+    assert "divergence" not in shown.stdout
+
+
+def test_patch_flags_replace_the_recorded_list(tmp_path):
+    """--patch given on replay/show overrides the schedule's recorded modules."""
+    result = lockstep.explore(
+        _patched_scenario(), budget=300, patch=["samples.counter_module"], progress=False
+    )
+    assert result.failure is not None
+    path = result.failure.schedule.save(tmp_path / "s.json")
+    code, text = run_cli("replay", str(path))
+    assert code == cli.EXIT_FAILURE
+    assert "patched lost update: 1" in text
+    # Patching an unrelated module instead: the counter's sleep is no switch point.
+    code, text = run_cli("replay", str(path), "--patch", "samples.racy_module")
+    assert code == cli.EXIT_FAILURE
+    assert "(divergence)" in text
+    assert _last_line(text) == f"lockstep replay {path} --patch samples.racy_module"
+    code, text = run_cli("show", str(path), "--patch", "samples.racy_module")
+    assert code == cli.EXIT_OK
+    assert "outcome: divergence" in text
+
+
+def _patched_scenario():
+    from samples.cli_scenarios import patched_lost_update  # noqa: PLC0415
+
+    return patched_lost_update
+
+
+def test_api_replay_command_has_no_patch_flags_and_works():
+    """explore(patch=[...])'s replay command is `lockstep replay 'ls1:...'` without
+    flags (the string records the patch) and reproduces the failure when run."""
+    from samples import counter_module  # noqa: PLC0415
+
+    result = lockstep.explore(
+        _patched_scenario(), budget=300, patch=[counter_module], progress=False
+    )
+    failure = result.failure
+    assert failure is not None
+    assert failure.schedule.patch == ("samples.counter_module",)
+    assert failure.replay_command == f"lockstep replay '{failure.schedule.to_string()}'"
+    assert "--patch" not in failure.replay_command
+    proc = _run_command(failure.replay_command)
+    assert proc.returncode == cli.EXIT_FAILURE, proc.stderr
+    assert "patched lost update: 1" in proc.stdout
+    assert "divergence" not in proc.stdout

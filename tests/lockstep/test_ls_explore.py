@@ -324,3 +324,59 @@ def test_line_granularity_finds_unsynchronised_race():
     again = replay(scenario, line.failure.schedule, line_modules=[racy])
     assert again.failure is not None
     assert again.schedule.choices == line.failure.schedule.choices
+    # The schedule records the traced module, so replay needs no line_modules.
+    assert line.failure.schedule.line_modules == ("samples.racy_module",)
+    recorded = replay(scenario, Schedule.from_string(line.failure.schedule.to_string()))
+    assert recorded.failure is not None
+    assert recorded.schedule.choices == line.failure.schedule.choices
+
+
+def patched_lost_update():
+    """Races only when samples.counter_module is patched."""
+    from samples import counter_module
+
+    counter = counter_module.Counter(locked=False)
+    threads = [spawn(counter.increment), spawn(counter.increment)]
+    for t in threads:
+        t.join()
+    assert counter.value == 2, f"patched lost update: {counter.value}"
+
+
+def test_schedules_record_the_patch_and_replay_uses_it():
+    """explore(patch=...) records the module names in every schedule; replay() patches
+    them unless told otherwise, and records what it used."""
+    from samples import counter_module
+
+    unpatched = explore(patched_lost_update, budget=200)
+    assert unpatched.failure is None  # real time.sleep: no switch point, no race
+    result = explore(patched_lost_update, budget=300, patch=[counter_module])
+    failure = result.failure
+    assert failure is not None
+    assert failure.schedule.patch == ("samples.counter_module",)
+    assert failure.schedule.line_modules == ()
+
+    loaded = Schedule.from_json(failure.schedule.to_json())
+    again = replay(patched_lost_update, loaded)
+    assert again.failure is not None
+    assert str(again.failure.exception).startswith("patched lost update: 1")
+    assert again.schedule == failure.schedule
+    assert again.failure.replay_command == f"lockstep replay '{loaded.to_string()}'"
+
+    # An explicit patch list replaces the recorded one (here: nothing patched).
+    bare = replay(patched_lost_update, loaded, patch=())
+    assert bare.failure is not None
+    assert bare.failure.kind == "divergence"
+    assert bare.schedule.patch == ()
+    assert bare.failure.replay_command is not None
+    assert Schedule.from_string(bare.failure.replay_command.split("'")[1]).patch == ()
+
+
+def test_patch_names_are_validated_before_running():
+    """A module that cannot be imported, or a non-module, is rejected up front."""
+    with pytest.raises(lockstep.InvalidArgument, match="cannot import module 'no_such_mod_q'"):
+        explore(lost_update, budget=1, patch=["no_such_mod_q"])
+    with pytest.raises(lockstep.InvalidArgumentType, match="expected a module"):
+        explore(lost_update, budget=1, patch=[3])  # type: ignore[list-item]
+    schedule = Schedule(choices=(Choice(0),), patch=("no_such_mod_q",))
+    with pytest.raises(lockstep.InvalidArgument, match="cannot import module 'no_such_mod_q'"):
+        replay(lost_update, schedule)

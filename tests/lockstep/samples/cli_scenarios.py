@@ -29,3 +29,14 @@ def correct() -> None:
     for t in threads:
         t.join()
     assert box[0] == 2
+
+
+def patched_lost_update() -> None:
+    """Races only when samples.counter_module is patched (its time.sleep(0) is the switch)."""
+    from samples import counter_module  # noqa: PLC0415 - the module under test
+
+    counter = counter_module.Counter(locked=False)
+    threads = [lockstep.spawn(counter.increment), lockstep.spawn(counter.increment)]
+    for t in threads:
+        t.join()
+    assert counter.value == 2, f"patched lost update: {counter.value}"
