@@ -4,7 +4,9 @@ Files live in ``stateful_tests/schedules/``: ``B01-<scenario>.json`` (a
 `lockstep.Schedule`) per bug, and ``MANIFEST.json`` saying, per file, the
 bug, the scenario, the variant it breaks and *how* it breaks it (failure
 kind and invariant id or exception type), because a schedule file holds
-choices only.
+only the choices, their provenance and the modules to patch (the variant
+adapter's `patch_modules()`, by name, so ``lockstep replay FILE`` works with
+no flags), not the expected failure.
 
 Replaying a corpus schedule:
 

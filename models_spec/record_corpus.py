@@ -4,7 +4,9 @@ For each bug, explore its variant with its named scenario (PCT, then
 random, then DPOR, several seeds) until a failure is found; the failure is
 shrunk by lockstep, replayed to confirm it reproduces exactly, and saved as
 ``stateful_tests/schedules/B<nn>-<scenario>.json`` with a manifest entry
-(see `models_spec.corpus`).  Existing files of the recorded bugs are
+(see `models_spec.corpus`).  The file records the variant adapter's patch
+modules (lockstep's explore records them), so ``lockstep replay FILE``
+reproduces it with no flags; `record` checks that it does.  Existing files of the recorded bugs are
 replaced.  Exit status 1 when some bug could not be recorded.
 """
 
@@ -55,6 +57,12 @@ def record(bug: str, *, budget: int = 2000) -> CorpusEntry | None:
                 file=sys.stderr,
             )
             continue
+        expected_patch = tuple(m.__name__ for m in variant.patch_modules())
+        if failure.schedule.patch != expected_patch:  # `lockstep replay FILE` would diverge
+            raise RuntimeError(
+                f"{bug}: the schedule records patch {failure.schedule.patch}, "
+                f"expected the adapter's {expected_patch}"
+            )
         name = corpus_file_name(bug, scenario.id)
         path = CORPUS_DIR / name
         if path.exists():

@@ -1,13 +1,14 @@
 """Scenario callables by name, so ``lockstep replay`` can find a saved schedule's scenario.
 
 Schedules written by the suite, the corpus recorder and `models_spec.check`
-carry ``scenario_id = "models_spec.replayable:<scenario id>@<implementation>"``;
-``lockstep replay FILE --patch ...`` (the exact command is in every failure's
-report) imports this module and asks it for that attribute, which is the
-scenario built for that implementation: ``core-depth0`` ... ``core-depth3``,
-``core-bare-manager`` or a known-bug variant's name.  A ``--target`` adapter
-cannot be named here; replay its schedules with
-``lockstep.replay(scenario.build(adapter), schedule, patch=adapter.patch_modules())``.
+carry ``scenario_id = "models_spec.replayable:<scenario id>@<implementation>"``
+and, in ``Schedule.patch``, the adapter's `patch_modules()` by name (lockstep's
+explore records them), so ``lockstep replay FILE`` (the exact command is in
+every failure's report) needs no ``--patch`` flags: it imports this module and
+asks it for that attribute, which is the scenario built for that
+implementation: ``core-depth0`` ... ``core-depth3``, ``core-bare-manager`` or a
+known-bug variant's name.  A ``--target`` adapter cannot be named here; replay
+its schedules with ``lockstep.replay(scenario.build(adapter), schedule)``.
 """
 
 from __future__ import annotations
