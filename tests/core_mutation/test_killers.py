@@ -24,6 +24,7 @@ from modelmanager import (
     WithFixedSizeCache,
 )
 from modelmanager.leases import LeaseTable
+from modelmanager.lifecycle import LifecycleTable
 from models_spec.adapter import CoreAdapter
 from models_spec.fakes import (
     UNLOAD,
@@ -482,3 +483,26 @@ def test_remove_is_woken_by_the_lease_release_not_by_its_timeout() -> None:
     )
     assert result.failure is None, str(result.failure)
     assert not strategy.needed_timeout, "a waiting remove was only woken by its timeout"
+
+
+def test_held_locked_and_snapshot_report_holders_only() -> None:
+    """``held_locked`` is true exactly inside a ``hold`` block; ``snapshot().held`` agrees.
+
+    ``held_locked`` is otherwise only inlined in the core (no caller), so
+    nothing else exercised it.
+    """
+    table = LifecycleTable()
+    with table.state_lock:
+        assert not table.held_locked("a")
+    with table.hold("a", 1.0):
+        with table.state_lock:
+            assert table.held_locked("a")
+            assert not table.held_locked("b")
+        assert table.snapshot()["a"].held
+        with table.hold("a", 1.0):  # re-entrant: still held, once the inner block ends
+            pass
+        with table.state_lock:
+            assert table.held_locked("a")
+    with table.state_lock:
+        assert not table.held_locked("a")
+    assert table.snapshot() == {}
