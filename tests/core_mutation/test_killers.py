@@ -506,3 +506,66 @@ def test_held_locked_and_snapshot_report_holders_only() -> None:
     with table.state_lock:
         assert not table.held_locked("a")
     assert table.snapshot() == {}
+
+
+# -------------------------------------------------- third round of killers
+
+
+def test_cache_defaults_and_statistics() -> None:
+    """``max_size`` defaults to 8; ``statistics().lifecycle_entries`` counts holds in flight."""
+    manager = ModelManager(ScriptedRegistry())
+    assert WithFixedSizeCache(manager).max_size == 8
+    with manager.lifecycle("a"):
+        assert manager.statistics().lifecycle_entries == 1
+    assert manager.statistics().lifecycle_entries == 0
+
+
+def test_cold_add_through_the_cache_forwards_api_key_and_load_kwargs() -> None:
+    """The cache passes the api key and extra load arguments to the constructor."""
+    stack, _, manager, _ = _stack()
+    stack.add_model("a", api_key="k", model_id_alias="x", flavour="small")
+    model = manager["x"]
+    assert (model.model_id, model.api_key, model.load_kwargs) == ("a", "k", {"flavour": "small"})
+
+
+def test_manager_warm_add_answers_without_the_lifecycle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manager's own warm path: a loaded id is a hit without entering the lifecycle."""
+    manager = ModelManager(ScriptedRegistry())
+    manager.add_model("a")
+    spy = _LifecycleSpy(manager, monkeypatch)
+    manager.add_model("a")
+    assert spy.calls == []
+    assert manager.describe_models()[0].hits == 1
+
+
+def test_locked_warm_hit_pins() -> None:
+    """With the fast path off (a subclass replaces a step), a warm add still pins."""
+
+    class Custom(WithFixedSizeCache):
+        def _load(self, request: Any) -> None:
+            super()._load(request)
+
+    cache = Custom(ModelManager(ScriptedRegistry()), max_size=2)
+    cache.add_model("a")
+    cache.add_model("a", pin=True)
+    assert cache.pinned() == frozenset({"a"})
+
+
+def test_concurrent_adds_of_one_id_share_a_slot_and_the_pin() -> None:
+    """Two concurrent cold adds of one id share one capacity slot; a joined add pins.
+
+    Kills ``_reserve_or_select_locked`` sharing a slot only when the id is
+    both reserved *and* listed, and the joined hit dropping the pin.
+    """
+
+    def scenario() -> None:
+        stack, cache, _, _ = _stack(max_size=2)
+        stack.add_model("b")
+        other = lockstep.spawn(stack.add_model, "a", name="adder")
+        stack.add_model("a", pin=True)
+        other.join()
+        assert sorted(cache.lru_order()) == ["a", "b"], cache.lru_order()
+        assert cache.pinned() == frozenset({"a"})
+
+    result = _explore(scenario, budget=3000)
+    assert result.failure is None, str(result.failure)
