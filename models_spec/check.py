@@ -25,7 +25,7 @@ import attrs
 import lockstep
 from lockstep.strategies.replay import default_choice
 from models_spec.adapter import ManagerAdapter
-from models_spec.scenarios import Scenario
+from models_spec.scenarios import Scenario, i15_skips
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -108,7 +108,8 @@ class CheckOutcome:
     `failure` is the (shrunk) lockstep Failure or None; `executions` run;
     `elapsed` wall seconds; `mode` what ran ("random", "pct", "dpor",
     "replay", "follow"); `skipped` a reason when the adapter lacks a
-    needed capability.
+    needed capability; `i15_skipped` the sorted (reason, executions) pairs
+    of executions in which I15 was not judged (`scenarios.i15_skips`).
     """
 
     scenario: str
@@ -119,6 +120,15 @@ class CheckOutcome:
     elapsed: float = attrs.field(default=0.0, eq=False)
     exhausted: bool = False
     skipped: str | None = None
+    i15_skipped: tuple[tuple[str, int], ...] = attrs.field(default=(), eq=False)
+
+    @property
+    def i15_report(self) -> tuple[str, ...]:
+        """One line per reason: "I15 skipped in N executions because <reason>"."""
+        return tuple(
+            f"I15 skipped in {n} execution{'s' if n != 1 else ''} because {reason}"
+            for reason, n in self.i15_skipped
+        )
 
     @property
     def failed(self) -> bool:
@@ -145,6 +155,13 @@ def _skip(scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcom
     )
 
 
+def _skips_since(before: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    after = i15_skips()
+    return tuple(
+        sorted((r, n - before.get(r, 0)) for r, n in after.items() if n > before.get(r, 0))
+    )
+
+
 def explore_scenario(
     scenario: Scenario,
     adapter: ManagerAdapter,
@@ -165,6 +182,7 @@ def explore_scenario(
     elif strategy == "dpor":
         options["preemption_bound"] = DPOR_PREEMPTION_BOUND
     chosen = lockstep.make_strategy(strategy, **options)
+    before = i15_skips()
     result = lockstep.explore(
         scenario.build(adapter),
         strategy=chosen,
@@ -183,6 +201,7 @@ def explore_scenario(
         result.executions,
         result.elapsed,
         result.exhausted,
+        i15_skipped=_skips_since(before),
     )
 
 
@@ -194,9 +213,16 @@ def replay_scenario(
     if skipped is not None:
         return skipped
     start = time.perf_counter()
+    before = i15_skips()
     result = lockstep.replay(scenario.build(adapter), schedule, patch=adapter.patch_modules())
     return CheckOutcome(
-        scenario.id, adapter.name, "replay", result.failure, 1, time.perf_counter() - start
+        scenario.id,
+        adapter.name,
+        "replay",
+        result.failure,
+        1,
+        time.perf_counter() - start,
+        i15_skipped=_skips_since(before),
     )
 
 
@@ -207,6 +233,7 @@ def follow_scenario(
     skipped = _skip(scenario, adapter, "follow")
     if skipped is not None:
         return skipped
+    before = i15_skips()
     result = lockstep.explore(
         scenario.build(adapter),
         strategy=LenientReplay(schedule.choices),
@@ -218,5 +245,11 @@ def follow_scenario(
         progress=False,
     )
     return CheckOutcome(
-        scenario.id, adapter.name, "follow", result.failure, result.executions, result.elapsed
+        scenario.id,
+        adapter.name,
+        "follow",
+        result.failure,
+        result.executions,
+        result.elapsed,
+        i15_skipped=_skips_since(before),
     )

@@ -9,7 +9,7 @@ from lockstep.linearizability import Operation, check_linearizability
 from models_spec.adapter import CoreAdapter
 from models_spec.check import explore_scenario
 from models_spec.fakes import Script
-from models_spec.scenarios import Op, Scenario, Setup, i15_skips
+from models_spec.scenarios import Op, Scenario, Setup, get_scenario, i15_skips
 from models_spec.spec import expand_adds, initial_state, step
 from models_spec.suite import Job, run_job
 from tests.suite.fake_adapters import evicts_up_to_three
@@ -141,3 +141,17 @@ def test_core_fail_cell_draws_the_i15_history(tmp_path: Path) -> None:
     text = Path(html).read_text(encoding="utf-8")
     assert "History (I15)" in text
     assert "ILLEGAL" in text
+
+
+def test_remaining_i15_skips_are_counted_and_reported() -> None:
+    """B11 runs an unmodelled operation: every execution is counted as an I15 skip."""
+    outcome = explore_scenario(
+        get_scenario("B11-nested-decorators"), CoreAdapter(1), strategy="random", budget=3
+    )
+    assert not outcome.failed
+    assert outcome.i15_skipped == (("the scenario runs operations the spec does not model", 3),)
+    assert outcome.i15_report == (
+        "I15 skipped in 3 executions because the scenario runs operations the spec does not model",
+    )
+    judged = explore_scenario(FULL, CoreAdapter(0), strategy="random", budget=3)
+    assert judged.i15_skipped == ()
