@@ -272,7 +272,7 @@ def test_patch_flags_replace_the_recorded_list(tmp_path):
 
 
 def _patched_scenario():
-    from samples.cli_scenarios import patched_lost_update  # noqa: PLC0415
+    from samples.cli_scenarios import patched_lost_update
 
     return patched_lost_update
 
@@ -280,7 +280,7 @@ def _patched_scenario():
 def test_api_replay_command_has_no_patch_flags_and_works():
     """explore(patch=[...])'s replay command is `lockstep replay 'ls1:...'` without
     flags (the string records the patch) and reproduces the failure when run."""
-    from samples import counter_module  # noqa: PLC0415
+    from samples import counter_module
 
     result = lockstep.explore(
         _patched_scenario(), budget=300, patch=[counter_module], progress=False

@@ -120,3 +120,69 @@ def test_x():
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert "unknown keyword(s) ['budgett']" in result.stdout.str()
+
+
+PATCHED_FILE = """
+import time
+
+import pytest
+import lockstep
+
+
+class Counter:
+    def __init__(self):
+        self.value = 0
+
+    def increment(self):
+        current = self.value
+        time.sleep(0)  # a switch point only where this module is patched
+        self.value = current + 1
+
+
+def race():
+    counter = Counter()
+    threads = [lockstep.spawn(counter.increment) for _ in range(2)]
+    for t in threads:
+        t.join()
+    assert counter.value == 2, f"patched lost update: {counter.value}"
+
+
+@pytest.mark.lockstep(budget=300, patch=["test_patched"])
+def test_patched():
+    race()
+
+
+@pytest.mark.lockstep(budget=20)
+def test_unpatched():
+    race()
+"""
+
+
+def test_replay_patches_what_the_schedule_records(pytester):
+    """A saved schedule records the marker's patch; --lockstep-replay patches it even
+    for a test whose marker names no patch (the marker's list, when given, wins)."""
+    import json
+
+    pytester.makepyfile(test_patched=PATCHED_FILE)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)  # test_unpatched: no switch point, no race
+    saved = next((pytester.path / "lockstep-failures").glob("*test_patched-*.json"))
+    data = json.loads(saved.read_text())
+    assert data["patch"] == ["test_patched"]
+
+    replayed = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_patched.py::test_patched", "--lockstep-replay", str(saved)
+    )
+    replayed.assert_outcomes(failed=1)
+    assert "patched lost update: 1" in replayed.stdout.str()
+
+    data["scenario_id"] = "pytest:test_patched.py::test_unpatched"
+    moved = pytester.path / "moved.json"
+    moved.write_text(json.dumps(data))
+    replayed = pytester.runpytest(
+        "-p", "no:cacheprovider", "test_patched.py::test_unpatched", "--lockstep-replay", str(moved)
+    )
+    replayed.assert_outcomes(failed=1)
+    text = replayed.stdout.str()
+    assert "patched lost update: 1" in text
+    assert "divergence" not in text

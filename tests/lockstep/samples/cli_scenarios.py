@@ -33,7 +33,7 @@ def correct() -> None:
 
 def patched_lost_update() -> None:
     """Races only when samples.counter_module is patched (its time.sleep(0) is the switch)."""
-    from samples import counter_module  # noqa: PLC0415 - the module under test
+    from samples import counter_module
 
     counter = counter_module.Counter(locked=False)
     threads = [lockstep.spawn(counter.increment), lockstep.spawn(counter.increment)]
