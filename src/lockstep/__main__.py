@@ -1,0 +1,7 @@
+"""``python3 -m lockstep``: the same as the ``lockstep`` command."""
+
+import sys
+
+from lockstep.cli import main
+
+sys.exit(main())
