@@ -28,6 +28,7 @@ __all__ = [
     "Snapshot",
     "core_adapters",
     "load_adapter",
+    "loaded_from",
 ]
 
 CAPABILITIES: Final = frozenset(
@@ -359,4 +360,19 @@ def load_adapter(target: str) -> ManagerAdapter:
             obj = obj()
         except Exception as error:
             raise AdapterError(f"calling adapter factory {target!r} failed: {error!r}") from error
-    return _validate(obj, target)
+    adapter = _validate(obj, target)
+    _LOADED_FROM[id(adapter)] = (adapter, target)
+    return adapter
+
+
+# Adapters `load_adapter` returned, by identity, with the target they came
+# from, so schedules recorded against them can name a replayable scenario
+# (`models_spec.replayable`). The adapter is kept alive with its entry, so an
+# id is never reused while the entry exists.
+_LOADED_FROM: dict[int, tuple[object, str]] = {}
+
+
+def loaded_from(adapter: object) -> str | None:
+    """The ``"module:factory"`` target `adapter` was loaded from, or None."""
+    entry = _LOADED_FROM.get(id(adapter))
+    return entry[1] if entry is not None and entry[0] is adapter else None

@@ -25,6 +25,7 @@ import attrs
 import lockstep
 from lockstep.strategies.replay import default_choice
 from models_spec.adapter import ManagerAdapter
+from models_spec.replayable import implementation_token, replay_name
 from models_spec.scenarios import Scenario, i15_skips
 
 __all__ = [
@@ -84,10 +85,11 @@ class LenientReplay:
 def scenario_id_for(scenario: Scenario, adapter: ManagerAdapter) -> str:
     """The id recorded in schedules, resolvable by ``lockstep replay``.
 
-    ``models_spec.replayable:<scenario id>@<adapter name>`` (see
-    `models_spec.replayable`).
+    ``models_spec.replayable:<scenario id>@<adapter name>``, or
+    ``...@target=<module with '/' for '.'>:<factory>`` for an adapter that
+    `load_adapter` loaded (see `models_spec.replayable`).
     """
-    return f"models_spec.replayable:{scenario.id}@{adapter.name}"
+    return f"models_spec.replayable:{replay_name(scenario.id, implementation_token(adapter))}"
 
 
 def failure_label(failure: lockstep.Failure | None) -> str:

@@ -7,19 +7,29 @@ explore records them), so ``lockstep replay FILE`` (the exact command is in
 every failure's report) needs no ``--patch`` flags: it imports this module and
 asks it for that attribute, which is the scenario built for that
 implementation: ``core-depth0`` ... ``core-depth3``, ``core-bare-manager`` or a
-known-bug variant's name.  A ``--target`` adapter cannot be named here; replay
-its schedules with ``lockstep.replay(scenario.build(adapter), schedule)``.
+known-bug variant's name, or ``target=<module>:<factory>`` for a user's adapter
+loaded with ``--target`` (dots of the module written as ``/``, since lockstep
+reads the part after the colon as a dotted attribute path).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from models_spec.adapter import BareManagerAdapter, CoreAdapter, ManagerAdapter
+from models_spec.adapter import (
+    AdapterError,
+    BareManagerAdapter,
+    CoreAdapter,
+    ManagerAdapter,
+    load_adapter,
+    loaded_from,
+)
 from models_spec.scenarios import ScenarioError, get_scenario
 from models_spec.variants import VARIANTS
 
-__all__ = ["replay_name", "resolve"]
+__all__ = ["implementation_token", "replay_name", "resolve"]
+
+_TARGET_PREFIX = "target="
 
 
 def replay_name(scenario_id: str, implementation: str) -> str:
@@ -27,7 +37,21 @@ def replay_name(scenario_id: str, implementation: str) -> str:
     return f"{scenario_id}@{implementation}"
 
 
+def implementation_token(adapter: ManagerAdapter) -> str:
+    """How a schedule names `adapter`: its name, or its ``--target`` for a loaded one."""
+    target = loaded_from(adapter)
+    if target is None:
+        return adapter.name
+    return _TARGET_PREFIX + target.replace(".", "/")
+
+
 def _adapter(implementation: str) -> ManagerAdapter | None:
+    if implementation.startswith(_TARGET_PREFIX):
+        target = implementation.removeprefix(_TARGET_PREFIX).replace("/", ".")
+        try:
+            return load_adapter(target)
+        except AdapterError as error:
+            raise AttributeError(f"cannot load the recorded target: {error}") from None
     if implementation.startswith("core-depth"):
         suffix = implementation.removeprefix("core-depth")
         return CoreAdapter(int(suffix)) if suffix.isdigit() else None

@@ -571,6 +571,10 @@ def _group_name(names: Iterable[str]) -> str:
 def _exception_name(error: BaseException) -> str:
     if isinstance(error, BaseExceptionGroup):
         return _group_name(_exception_name(e) for e in error.exceptions)
+    if isinstance(error, TimeoutError):
+        # Any bounded wait that gave up: our LockTimeout subclasses TimeoutError,
+        # and a user's manager under `--target` may raise the builtin itself.
+        return "LockTimeout"
     return type(error).__name__
 
 

@@ -116,6 +116,8 @@ class ModeResult:
     elapsed: float = attrs.field(eq=False)
     skipped: str | None = None
     artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
+    # (reason, executions) where I15 could not be judged; never counted as passed.
+    i15_skipped: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen
@@ -310,6 +312,7 @@ def run_job(job: Job) -> Cell:
                 outcome.elapsed,
                 outcome.skipped,
                 artifacts,
+                tuple(outcome.i15_skipped),
             )
         )
     return _cell(job, results)
@@ -420,7 +423,23 @@ def _summary(cells: Sequence[Cell]) -> list[str]:
     for cell in cells:
         counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
     lines.append("Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines.extend(_i15_summary(cells))
     return lines
+
+
+def _i15_summary(cells: Sequence[Cell]) -> list[str]:
+    """Where linearizability (I15) was not judged, and why: reported, never passed."""
+    totals: dict[str, int] = {}
+    for cell in cells:
+        for result in cell.modes:
+            for reason, n in result.i15_skipped:
+                totals[reason] = totals.get(reason, 0) + n
+    if not totals:
+        return ["I15 (linearizability) judged in every execution"]
+    return [
+        f"I15 not judged in {n} execution(s) because {reason}"
+        for reason, n in sorted(totals.items())
+    ]
 
 
 def exit_status(cells: Sequence[Cell]) -> int:
