@@ -24,6 +24,10 @@ from lockstep.explore import explore as explore
 from lockstep.explore import replay as replay
 from lockstep.failure import BlockedThread as BlockedThread
 from lockstep.failure import Failure as Failure
+from lockstep.linearizability import CheckResult as CheckResult
+from lockstep.linearizability import HistoryRecorder as HistoryRecorder
+from lockstep.linearizability import Operation as Operation
+from lockstep.linearizability import check_linearizability as check_linearizability
 from lockstep.patching import patched as patched
 from lockstep.primitives import BoundedSemaphore as BoundedSemaphore
 from lockstep.primitives import Condition as Condition
@@ -48,6 +52,7 @@ from lockstep.schedule import Schedule as Schedule
 from lockstep.strategies import CountingStrategy as CountingStrategy
 from lockstep.strategies import DeterminismCheck as DeterminismCheck
 from lockstep.strategies import DFSStrategy as DFSStrategy
+from lockstep.strategies import DporStrategy as DporStrategy
 from lockstep.strategies import ExecutionOutcome as ExecutionOutcome
 from lockstep.strategies import PCTStrategy as PCTStrategy
 from lockstep.strategies import PrefixStrategy as PrefixStrategy
@@ -68,17 +73,20 @@ __all__ = [
     "Barrier",
     "BlockedThread",
     "BoundedSemaphore",
+    "CheckResult",
     "Choice",
     "Condition",
     "CountingStrategy",
     "DFSStrategy",
     "DeterminismCheck",
+    "DporStrategy",
     "Event",
     "ExecutionOutcome",
     "ExecutionResult",
     "ExplorationFailed",
     "ExploreResult",
     "Failure",
+    "HistoryRecorder",
     "InvalidArgument",
     "InvalidArgumentType",
     "LifoQueue",
@@ -87,6 +95,7 @@ __all__ = [
     "NondeterminismDetected",
     "NotInRunError",
     "OpDescriptor",
+    "Operation",
     "PCTStrategy",
     "PrefixStrategy",
     "PrimitiveId",
@@ -112,6 +121,7 @@ __all__ = [
     "UnsupportedScheduleVersion",
     "__version__",
     "add_invariant",
+    "check_linearizability",
     "checkpoint",
     "explore",
     "in_run",

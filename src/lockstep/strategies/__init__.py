@@ -7,6 +7,7 @@ from lockstep.strategies.counting import CountingStrategy as CountingStrategy
 from lockstep.strategies.counting import StrategyMetrics as StrategyMetrics
 from lockstep.strategies.determinism import DeterminismCheck as DeterminismCheck
 from lockstep.strategies.dfs import DFSStrategy as DFSStrategy
+from lockstep.strategies.dpor import DporStrategy as DporStrategy
 from lockstep.strategies.pct import PCTStrategy as PCTStrategy
 from lockstep.strategies.random import RandomStrategy as RandomStrategy
 from lockstep.strategies.registry import STRATEGY_NAMES as STRATEGY_NAMES
@@ -19,6 +20,7 @@ __all__ = [
     "CountingStrategy",
     "DFSStrategy",
     "DeterminismCheck",
+    "DporStrategy",
     "ExecutionOutcome",
     "PCTStrategy",
     "PrefixStrategy",
