@@ -108,9 +108,10 @@ def test_warm_add_with_pin_pins_the_resolved_id() -> None:
     assert cache.pinned() == frozenset({"x"})
 
 
-def test_a_use_rescues_a_chosen_victim() -> None:
+@pytest.mark.parametrize("outer", [False, True], ids=["cache", "decorator-over-cache"])
+def test_a_use_rescues_a_chosen_victim(outer: bool) -> None:
     """A warm hit on a chosen-but-uncommitted victim rescues it (module doc, ``_evicting``)."""
-    stack, cache, _, _ = _stack()
+    stack, cache, _, _ = _stack(outer=outer)
     stack.add_model("a")
     cache._evicting.add("a")  # chosen by an eviction that has not committed yet
     stack.add_model("a")
@@ -205,7 +206,8 @@ def _explore(scenario: Callable[[], None], *, budget: int = 2000) -> lockstep.Ex
     )
 
 
-def test_warm_paths_wait_for_a_busy_lru_lock() -> None:
+@pytest.mark.parametrize("outer", [False, True], ids=["cache", "decorator-over-cache"])
+def test_warm_paths_wait_for_a_busy_lru_lock(outer: bool) -> None:
     """A warm add and a refresh wait (bounded) for a busy LRU lock, then succeed.
 
     Kills mutants of the "try, then wait with the timeout" acquisitions in
@@ -214,7 +216,7 @@ def test_warm_paths_wait_for_a_busy_lru_lock() -> None:
     """
 
     def scenario() -> None:
-        stack, cache, _, _ = _stack(queue_lock_timeout=5.0)
+        stack, cache, _, _ = _stack(queue_lock_timeout=5.0, outer=outer)
         stack.add_model("a")
         stack.add_model("b")
 
@@ -233,11 +235,12 @@ def test_warm_paths_wait_for_a_busy_lru_lock() -> None:
     assert result.exhausted
 
 
-def test_warm_paths_time_out_on_a_held_lru_lock() -> None:
+@pytest.mark.parametrize("outer", [False, True], ids=["cache", "decorator-over-cache"])
+def test_warm_paths_time_out_on_a_held_lru_lock(outer: bool) -> None:
     """A warm add gives up with LockTimeout when the LRU lock stays held (I14)."""
 
     def scenario() -> None:
-        stack, cache, _, _ = _stack(queue_lock_timeout=1.0)
+        stack, cache, _, _ = _stack(queue_lock_timeout=1.0, outer=outer)
         stack.add_model("a")
         done = lockstep.Event()
 
@@ -568,4 +571,49 @@ def test_concurrent_adds_of_one_id_share_a_slot_and_the_pin() -> None:
         assert cache.pinned() == frozenset({"a"})
 
     result = _explore(scenario, budget=3000)
+    assert result.failure is None, str(result.failure)
+
+
+def test_cache_over_cache_uses_the_inner_warm_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outer cache answers a warm add through the inner cache's warm path.
+
+    (``_fast_warm_hit_hook`` hands it over; ``_fast_warm_hit`` runs only
+    there.)  No lifecycle is entered, nothing is pinned in the inner cache,
+    and a use rescues a victim the inner cache had chosen.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    inner = WithFixedSizeCache(manager, max_size=4)
+    outer = WithFixedSizeCache(inner, max_size=4)
+    outer.add_model("a")
+    outer.add_model("b")
+    inner._evicting.add("a")  # chosen by an inner eviction that has not committed yet
+    spy = _LifecycleSpy(manager, monkeypatch)
+    outer.add_model("a", pin=True)
+    assert spy.calls == []
+    assert "a" not in inner._evicting
+    assert inner.lru_order() == ["b", "a"]
+    assert outer.pinned() == frozenset({"a"})
+    assert inner.pinned() == frozenset()
+
+
+def test_cache_over_cache_warm_path_waits_for_the_inner_lru_lock() -> None:
+    """The inner warm path waits for a busy inner LRU lock, then answers (under lockstep)."""
+
+    def scenario() -> None:
+        manager = ModelManager(ScriptedRegistry())
+        inner = WithFixedSizeCache(manager, max_size=4, queue_lock_timeout=5.0)
+        outer = WithFixedSizeCache(inner, max_size=4, queue_lock_timeout=5.0)
+        outer.add_model("a")
+        outer.add_model("b")
+
+        def hold() -> None:
+            with inner._lru_lock:
+                lockstep.checkpoint("holding the inner LRU lock")
+
+        holder = lockstep.spawn(hold, name="holder")
+        outer.add_model("a")
+        holder.join()
+        assert inner.lru_order() == ["b", "a"]
+
+    result = _explore(scenario)
     assert result.failure is None, str(result.failure)
