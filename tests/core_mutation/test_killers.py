@@ -542,7 +542,7 @@ def test_manager_warm_add_answers_without_the_lifecycle(monkeypatch: pytest.Monk
 
 
 def test_locked_warm_hit_pins() -> None:
-    """With the fast path off (a subclass replaces a step), a warm add still pins."""
+    """With the fast path off (a subclass replaces a step), a warm add still pins and refreshes."""
 
     class Custom(WithFixedSizeCache):
         def _load(self, request: Any) -> None:
@@ -550,8 +550,10 @@ def test_locked_warm_hit_pins() -> None:
 
     cache = Custom(ModelManager(ScriptedRegistry()), max_size=2)
     cache.add_model("a")
+    cache.add_model("b")
     cache.add_model("a", pin=True)
     assert cache.pinned() == frozenset({"a"})
+    assert cache.lru_order() == ["b", "a"]  # the hit is a use
 
 
 def test_concurrent_adds_of_one_id_share_a_slot_and_the_pin() -> None:
