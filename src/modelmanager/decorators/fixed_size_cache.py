@@ -18,7 +18,8 @@ atomic copies without the lock, so it never blocks):
   succeeded, so a failed eviction needs no repositioning (I6, B9) and a failed
   remove never touches the LRU (I5, B5, B6). A use (warm hit, ``refresh``)
   of a chosen-but-uncommitted victim *rescues* it: the eviction then skips it
-  and chooses again, exactly as if the use had come first (I15).
+  and chooses again, exactly as if the use had come first (I15). A use of a
+  committed victim waits for its unload instead (below).
 * ``_removing``: ids whose ``remove`` through this layer is in progress
   (marked before the inner removal, dropped by ``_forget`` or on failure).
 * ``_pins``: configuration, keyed by resolved id; allowed before a load,
@@ -61,6 +62,30 @@ inner layers' (an inner cache's LRU lock, the manager's state lock); never the
 reverse. The warm path is used only while a subclass keeps the steps it
 replaces (``_add``, ``_warm_hit``, ``_load``, ``_use_locked``) and every inner
 layer offers one.
+
+Uses of a committed victim. From ``_evict_one``'s commit (under the victim's
+lifecycle, ``_evicting`` to ``_unloading``) the victim is fixed, but its
+eviction takes effect only at the inner unregistration. A use in between must
+not be lost: a ``refresh`` that returned having moved the victim to the
+most-recent end, followed by its eviction, explains no sequential order (the
+spec would have evicted the next least-recent model instead). So ``refresh``
+and ``__getitem__`` of an id in ``_unloading`` wait on the LRU condition
+(the LRU lock is released while waiting: B15, I14), bounded by
+``queue_lock_timeout``, until ``_forget`` (it went: the refresh is a no-op,
+getitem raises ModelNotFound) or the rollback (the unload failed, the model
+kept its position, I6: the use then applies). The eviction thus takes effect
+at one instant, and every use of the victim is ordered before its choice
+(rescue) or after its unload (wait). On timeout both raise
+:class:`LockTimeout` with nothing changed; a refresh cannot quietly drop the
+use, since the model is still registered then. The alternative, hiding the
+victim from its commit on, would make a failed ``clear_cache`` show the model
+again, which I6 rules out. Only the victim's own uses wait: uses of other ids,
+the warm path (which refuses ``_unloading`` and takes the lifecycle, held by
+the eviction) and ``__contains__`` never do; ``__contains__`` answers at once
+because outer layers ask it with their own LRU lock held, and a read before
+the unregistration is linearizable anyway. Leases need nothing: they wait for
+the victim's lifecycle. The fast paths pay one set test; ``_forget`` and the
+rollback already notify.
 
 A cold ``add_model`` (1) checks for a warm hit under the id's lifecycle, (2)
 with no lifecycle held, evicts for memory pressure, then reserves a capacity
@@ -196,9 +221,7 @@ class _LRUGuard:
         cache = self._cache
         deadline = self._deadline
         timeout = (
-            cache._queue_lock_timeout
-            if deadline is None
-            else max(0.0, deadline - time.monotonic())
+            cache._queue_lock_timeout if deadline is None else max(0.0, deadline - time.monotonic())
         )
         lock = cache._lru_lock
         if not lock.acquire(True, timeout):
@@ -411,13 +434,23 @@ class WithFixedSizeCache(ModelManagerDecorator):
             return [resolved_id for resolved_id in loaded if resolved_id in lru]
 
     def __contains__(self, model_id: object) -> bool:
+        # Never waits, not even for a committed victim: outer layers ask this
+        # with their own LRU lock held, which must not span our unload (B15).
         # Inner layer first, then the LRU: an id is committed to the LRU only
         # while registered inside, so "registered then, listed now" means
         # loaded here at some instant in between (and never a removed id).
         return model_id in self._manager and model_id in self._lru
 
     def __getitem__(self, model_id: str) -> Model:
-        """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise."""
+        """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise.
+
+        For a committed eviction victim, waits (bounded by
+        ``queue_lock_timeout``) for its unload to finish: then ModelNotFound if
+        it went, the model if the unload failed; :class:`LockTimeout` if it
+        does not finish in time. Never a model whose eviction is tearing it down.
+        """
+        if self._unloading and type(model_id) is str and model_id in self._unloading:
+            self._await_unload(model_id)
         model = self._manager[model_id]  # validates; raises ModelNotFound
         if model_id not in self._lru:  # registered but not committed yet (see __contains__)
             raise ModelNotFound(model_id)
@@ -511,6 +544,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """Mark ``model_id`` most recently used (what an inference does).
 
         A no-op for an id that is not registered: no phantom entry (B13).
+        Never waits for another id's unload (B15). For a committed eviction
+        victim, waits (bounded by ``queue_lock_timeout``, without holding the
+        LRU lock) for its unload: then a no-op if it went, a use if the unload
+        failed. Raises :class:`LockTimeout`, nothing changed, if the LRU lock
+        or that unload does not come free in time.
         """
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
@@ -518,6 +556,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
             self._lru_lock_timed_out()
         try:
+            if self._unloading and model_id in self._unloading:
+                # Its eviction is fixed: this use is ordered after it (module doc).
+                self._await_unload_locked(model_id, time.monotonic() + self._queue_lock_timeout)
             self._use_locked(model_id)
         finally:
             lock.release()
@@ -688,8 +729,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 return victims  # evict what can go; the next pass overflows
             self._counters.increment("pinned_overflow")
             logger.warning(
-                "admitting model %r over max_size=%d: every registered model is pinned "
-                "or leased",
+                "admitting model %r over max_size=%d: every registered model is pinned or leased",
                 resolved_id,
                 self._max_size,
             )
@@ -900,6 +940,29 @@ class WithFixedSizeCache(ModelManagerDecorator):
             resolved_id not in self._lru and resolved_id in manager
             for resolved_id in self._reserved
         )
+
+    def _await_unload(self, resolved_id: str) -> None:
+        """Wait (bounded) until ``resolved_id`` is no committed eviction victim."""
+        deadline = time.monotonic() + self._queue_lock_timeout
+        with self._lru_guard(deadline):
+            self._await_unload_locked(resolved_id, deadline)
+
+    def _await_unload_locked(self, resolved_id: str, deadline: float) -> None:
+        """Wait (LRU lock held, released while waiting) for the unload of a committed victim.
+
+        Ends when the eviction's ``_forget`` (it went) or rollback (it stayed)
+        has run; both notify. Raises :class:`LockTimeout` at ``deadline``.
+        """
+        while resolved_id in self._unloading:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (
+                not self._lru_changed.wait(remaining) and resolved_id in self._unloading
+            ):
+                self._counters.increment("lock_timeouts")
+                raise LockTimeout(
+                    f"the eviction of model {resolved_id!r} (its unload is in progress)",
+                    self._queue_lock_timeout,
+                )
 
     def _in_flight_locked(self) -> int:
         return sum(1 for resolved_id in self._reserved if not self._present_locked(resolved_id))
