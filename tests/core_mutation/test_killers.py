@@ -619,3 +619,29 @@ def test_cache_over_cache_warm_path_waits_for_the_inner_lru_lock() -> None:
 
     result = _explore(scenario)
     assert result.failure is None, str(result.failure)
+
+
+def test_cache_over_cache_warm_path_times_out_on_a_held_inner_lru_lock() -> None:
+    """The inner warm path's wait on the inner LRU lock is bounded: LockTimeout (I14)."""
+
+    def scenario() -> None:
+        manager = ModelManager(ScriptedRegistry())
+        inner = WithFixedSizeCache(manager, max_size=4, queue_lock_timeout=1.0)
+        outer = WithFixedSizeCache(inner, max_size=4, queue_lock_timeout=1.0)
+        outer.add_model("a")
+        done = lockstep.Event()
+
+        def hold() -> None:
+            with inner._lru_lock:
+                done.wait()
+
+        holder = lockstep.spawn(hold, name="holder")
+        lockstep.checkpoint("let the holder take the inner lock")
+        if inner._lru_lock.locked():
+            with pytest.raises(LockTimeout):
+                outer.add_model("a")
+        done.set()
+        holder.join()
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
