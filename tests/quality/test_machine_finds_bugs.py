@@ -9,14 +9,15 @@ invariants (the catalogue's, `models_spec.invariants.CATALOGUE`, plus the
 documented `EXTRA`); failures through other invariants are counted and
 reported but do not count as finding the bug.
 
-Measured with this budget on the 2-core CI machine (shrunk results):
+Measured with this budget on the shared 2-core machine (shrunk results; the
+times are for generation plus shrinking, 5-60 s each depending on load):
 
 * B7: I4 "LRU holds duplicates" from two threads each running `add('a')`
-  (one preemption), in about 5-20 s;
+  (one preemption);
 * B1: I9 (the first model of 'a' is overwritten by a second construction and
-  never torn down) from `add('a')` || `remove('a'); add('a')`, about 25 s;
+  never torn down) from `add('a')` || `remove('a'); add('a')`;
 * B4: I15 (`acquire('a')` answers ModelNotFound while `remove('a')` runs:
-  the unlocked fast path said "loaded"), about 35-60 s.
+  the unlocked fast path said "loaded").
 """
 
 from __future__ import annotations
