@@ -87,6 +87,14 @@ the unregistration is linearizable anyway. Leases need nothing: they wait for
 the victim's lifecycle. The fast paths pay one set test; ``_forget`` and the
 rollback already notify.
 
+Known open (I15, tests/core/test_eviction_choice.py): only a use of the victim
+re-opens its choice. A change elsewhere between choice and unregistration (a
+removal or failed load that makes room, an unpin or a lease given back that
+frees a less recent model) does not, so an observer can see the victim still
+loaded after the change and then see it evicted anyway. The fix must
+revalidate the choice at commit and still cover the window up to the
+unregistration.
+
 A cold ``add_model`` (1) checks for a warm hit under the id's lifecycle, (2)
 with no lifecycle held, evicts for memory pressure, then reserves a capacity
 slot, evicting least-recent unpinned unleased models outside the LRU lock or
