@@ -367,6 +367,10 @@ def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | N
     state = _with_admitted(state, (e for e in state.admitted if e[0] != oid))
     if mode.startswith(_FAILED):
         raise _Raise(mode[len(_FAILED) :], state)  # the add raised at admission
+    if mode == _HIT and rid not in state.models:
+        # A warm hit returns a registered model (I3): its completion cannot
+        # come after the model was removed or evicted (upstream B4).
+        raise _Raise(_BLOCKED, state)
     if mode == _SLOT:
         if rid in state.models:
             # Joined hit: loaded by a concurrent add since our admission; it

@@ -338,6 +338,15 @@ def test_warm_hit_at_admission_and_joined_hit_at_completion() -> None:
     assert dict(state.load_attempts)["c"] == 1
 
 
+def test_a_warm_hit_cannot_complete_after_its_model_is_gone() -> None:
+    """B4: a hit admitted while X was loaded cannot return after X was removed."""
+    state = _two()
+    _, admitted = step(state, ("admit", 1, "a", None, False), ("ok", None))
+    _, removed = step(admitted, ("remove", "a"), ("ok", None))
+    assert not step(removed, ("complete", 1, "a", None, False), ("ok", None))[0]
+    assert step(admitted, ("complete", 1, "a", None, False), ("ok", None))[0]
+
+
 def test_a_failed_eviction_is_the_admissions_error() -> None:
     state = _two(script=Script(unload_failures={"a": (1,)}))
     ok, failed = step(state, ("admit", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
