@@ -392,8 +392,9 @@ class ModelManager:
     def _wait_for_leases(self, resolved_id: str) -> None:
         if not self._leases.wait_until_free(resolved_id, self._lock_timeout):
             self._counters.increment("lock_timeouts")
-            raise LockTimeout(f"the leases on model {resolved_id!r} to be given back",
-                              self._lock_timeout)
+            raise LockTimeout(
+                f"the leases on model {resolved_id!r} to be given back", self._lock_timeout
+            )
 
     def _unload(self, resolved_id: str, model: Model, delete_from_disk: bool) -> None:
         model.clear_cache(delete_from_disk=delete_from_disk)

@@ -102,4 +102,3 @@ def default_memory_probe() -> MemoryProbe:
     or CUDA it reports no pressure.
     """
     return TorchCudaMemoryProbe()
-

@@ -188,11 +188,8 @@ def test_optional_methods_are_class_descriptors_not_getattr() -> None:
     """
     from modelmanager.decorators.base import OPTIONAL_METHODS, _OptionalMethod
 
-    delegated = {
-        name for name, value in vars(D).items() if isinstance(value, _OptionalMethod)
-    }
+    delegated = {name for name, value in vars(D).items() if isinstance(value, _OptionalMethod)}
     assert delegated == OPTIONAL_METHODS
     assert "__getattr__" not in vars(D)
     assert "__getattr__" not in vars(WithFixedSizeCache)
     assert isinstance(D.refresh, _OptionalMethod)  # class access returns the descriptor
-
