@@ -18,8 +18,10 @@ atomic copies without the lock, so it never blocks):
   succeeded, so a failed eviction needs no repositioning (I6, B9) and a failed
   remove never touches the LRU (I5, B5, B6). A use (warm hit, ``refresh``)
   of a chosen-but-uncommitted victim *rescues* it: the eviction then skips it
-  and chooses again, exactly as if the use had come first (I15). A use of a
-  committed victim waits for its unload instead (below).
+  and chooses again, exactly as if the use had come first (I15). Any other
+  change meanwhile is caught at the commit, which revalidates a capacity
+  victim (``_still_chosen_locked``, below). A use of a committed victim waits
+  for its unload instead (below).
 * ``_removing``: ids whose ``remove`` through this layer is in progress
   (marked before the inner removal, dropped by ``_forget`` or on failure).
 * ``_pins``: configuration, keyed by resolved id; allowed before a load,
@@ -87,13 +89,34 @@ the unregistration is linearizable anyway. Leases need nothing: they wait for
 the victim's lifecycle. The fast paths pay one set test; ``_forget`` and the
 rollback already notify.
 
-Known open (I15, tests/core/test_eviction_choice.py): only a use of the victim
-re-opens its choice. A change elsewhere between choice and unregistration (a
-removal or failed load that makes room, an unpin or a lease given back that
-frees a less recent model) does not, so an observer can see the victim still
-loaded after the change and then see it evicted anyway. The fix must
-revalidate the choice at commit and still cover the window up to the
-unregistration.
+Revalidation at commit (I15, tests/core/test_eviction_choice.py). A change
+elsewhere between a capacity eviction's choice and its commit (a removal or a
+failed load that makes room, another add of the same id taking a slot, an
+unpin or a lease given back that frees a less recent model) would otherwise
+let an observer see the victim loaded after the change and then evicted
+anyway. So the commit (``_evict_one``, under the victim's lifecycle and the
+LRU lock, ``_evicting`` to ``_unloading``) re-checks, as at the choice, that
+the add that chose it still needs room (registered plus in-flight plus its
+own slot over ``max_size``, its id neither reserved nor present) and that the
+victim is still the least-recent evictable id. If not, the victim is dropped
+unevicted (its marks go, its position stays) and the add's admission loop
+chooses again from the current state, so the add still ends with registered
+plus reserved within ``max_size`` unless only pinned or leased models remain.
+The add's admission therefore takes effect at the commit (or at its
+reservation). Memory-pressure victims are not revalidated: the probe's reading
+decided them, not the occupancy, and the spec evicts a round's victims as
+chosen.
+
+Known open (I15): the window between the commit and the inner unregistration.
+Once committed, the victim is fixed; a removal of another id that completes
+while the victim's ``clear_cache`` runs does not undo the eviction, although
+in a sequential order after that removal the add would have needed no room.
+Observers that read the inner registry (``keys``, ``len``,
+``describe_models``, ``__contains__``, ``lru_order``) still list the victim in
+that window, so a history "commit; remove(b) returns; keys() shows a; a is
+gone" remains unexplained. (``__getitem__`` and ``refresh`` of the victim wait
+for the unload, so they do not expose it.) Closing it would require hiding
+the victim from its commit on, which I6 rules out for a failed unload.
 
 A cold ``add_model`` (1) checks for a warm hit under the id's lifecycle, (2)
 with no lifecycle held, evicts for memory pressure, then reserves a capacity
@@ -144,7 +167,11 @@ Internal extension points (one step each, for known-bug variants to override):
 * ``_use_locked(resolved_id)`` — what a warm hit or ``refresh`` does to the LRU.
 * ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` — unload
   outside the LRU lock, each under the victim's lifecycle; a victim that was
-  removed, used, pinned or leased since it was chosen is skipped (False).
+  removed, used, pinned or leased since it was chosen, or whose choice no
+  longer holds at its commit, is skipped (False).
+* ``_still_chosen_locked(victim) -> bool`` — at the commit, under the LRU
+  lock: whether a capacity victim is still needed and still the least-recent
+  evictable id (always True for a memory victim).
 * ``_rollback_eviction(victims)`` — a failed eviction: unmark, positions kept.
 * ``_commit_load(resolved_id, pin)`` — LRU insert after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or warm load.
@@ -293,6 +320,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._lru: OrderedDict[str, None] = OrderedDict()
         self._reserved: dict[str, int] = {}
         self._evicting: set[str] = set()
+        # Capacity victims in _evicting -> the id of the add that chose them,
+        # for the revalidation at commit (memory victims have no entry).
+        self._chosen_for: dict[str, str] = {}
         self._unloading: set[str] = set()
         self._removing: set[str] = set()
         self._pins: set[str] = set()
@@ -701,6 +731,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 if not victims:
                     return
                 self._evicting.update(victims)
+                self._chosen_for.update(dict.fromkeys(victims, resolved_id))
+            # A victim whose choice no longer holds at its commit is dropped
+            # (_still_chosen_locked); the next pass then chooses afresh.
             self._evict(victims, "evictions_capacity")
 
     def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
@@ -852,14 +885,45 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 ):
                     return False
                 self._evicting.discard(victim)
+                if not self._still_chosen_locked(victim):
+                    self._lru_changed.notify_all()
+                    return False
                 self._unloading.add(victim)
             self._manager.remove(victim, delete_from_disk=False)
             self._forget(victim)
             return True
 
+    def _still_chosen_locked(self, victim: str) -> bool:
+        """At its commit (LRU lock held, ``victim`` no longer in ``_evicting``):
+        whether the capacity eviction that chose ``victim`` still needs it.
+
+        True when the add that chose it still needs room (occupancy plus
+        in-flight slots plus its own, as at the choice) and
+        ``_select_capacity_victims_locked`` would still choose ``victim``, i.e.
+        it is still the least-recent evictable id; a memory-pressure victim (no entry in
+        ``_chosen_for``) is always still chosen: the probe decided, not the
+        occupancy. False drops the victim unevicted; the add chooses again.
+        """
+        requester = self._chosen_for.pop(victim, None)
+        if requester is None:
+            return True
+        if requester in self._reserved or self._present_locked(requester):
+            need = 0  # another add of the same id holds a slot now: it shares it
+        else:
+            # A removal or a released slot may have made room meanwhile.
+            need = self._occupied_locked() + self._in_flight_locked() + 1 - self._max_size
+        leased = frozenset(self._manager.lease_counts())
+        # The choice made now, through the same selection step (an unpin or a
+        # lease given back may have freed a less recent model). Earlier victims
+        # of the batch are gone and later ones still marked, so for the base
+        # selection this victim must be the least-recent evictable id.
+        return victim in self._select_capacity_victims_locked(max(need, 0), leased, requester)
+
     def _rollback_eviction(self, victims: list[str]) -> None:
         # Victims never left their LRU positions; only the marks go.
         with self._lru_changed:
+            for victim in victims:
+                self._chosen_for.pop(victim, None)
             self._evicting.difference_update(victims)
             self._unloading.difference_update(victims)
             self._lru_changed.notify_all()
@@ -885,6 +949,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._lru_changed:  # unbounded for the same reason as _commit_load
             self._lru.pop(resolved_id, None)
             self._evicting.discard(resolved_id)
+            self._chosen_for.pop(resolved_id, None)
             self._unloading.discard(resolved_id)
             self._removing.discard(resolved_id)
             self._lru_changed.notify_all()
