@@ -1,7 +1,40 @@
 """Repository-wide pytest configuration.
 
 pytest only honours ``pytest_plugins`` in the rootdir conftest, so plugins
-the tests share are declared here.
+the tests share are declared here, and so are the Hypothesis profiles (they
+must apply to every test directory, whichever ones a run collects):
+
+* ``dev`` (default locally): few examples, quick local runs;
+* ``ci`` (default when the ``CI`` environment variable is set, as in
+  ``.ci/run``): more examples and steps, derandomized so every CI run tries
+  the same examples.
+
+``HYPOTHESIS_PROFILE`` chooses one explicitly. Tests that state their own
+``@settings`` keep them.
 """
 
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
 pytest_plugins = ["pytester"]
+
+settings.register_profile(
+    "dev",
+    max_examples=25,
+    stateful_step_count=20,
+    deadline=None,
+)
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    stateful_step_count=30,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)
