@@ -29,7 +29,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "ci",
-    max_examples=200,
+    max_examples=100,
     stateful_step_count=30,
     deadline=None,
     derandomize=True,
