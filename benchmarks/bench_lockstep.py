@@ -131,31 +131,13 @@ def bug_table(bugs: ModuleType, seeds: int) -> dict[str, dict[str, dict[str, Any
 
 
 def _checkpoints(n_threads: int, n_ops: int, shared: bool) -> Callable[[], None]:
-    def scenario() -> None:
-        def worker(k: int) -> None:
-            for i in range(n_ops):
-                lockstep.checkpoint(f"w{k}.{i}", resource="x" if shared else f"r{k}")
-
-        threads = [lockstep.spawn(worker, k) for k in range(n_threads)]
-        for t in threads:
-            t.join()
-
-    return scenario
+    program: Callable[[], None] = _load_bugs().checkpoint_program(n_threads, n_ops, shared)
+    return program
 
 
 def _critical(n_threads: int) -> Callable[[], None]:
-    def scenario() -> None:
-        lock = lockstep.Lock()
-
-        def worker() -> None:
-            with lock:
-                lockstep.checkpoint("inside")
-
-        threads = [lockstep.spawn(worker) for _ in range(n_threads)]
-        for t in threads:
-            t.join()
-
-    return scenario
+    program: Callable[[], None] = _load_bugs().critical_section_program(n_threads)
+    return program
 
 
 PROGRAMS: dict[str, tuple[Callable[[], None], int]] = {

@@ -18,34 +18,10 @@ import pytest
 
 import lockstep
 from lockstep.strategies.dpor import DporStrategy
+from tests.quality import lockstep_bugs
 
-
-def checkpoints(n_threads: int, n_ops: int, shared: bool) -> Callable[[], None]:
-    def scenario() -> None:
-        def worker(k: int) -> None:
-            for i in range(n_ops):
-                lockstep.checkpoint(f"w{k}.{i}", resource="x" if shared else f"r{k}")
-
-        threads = [lockstep.spawn(worker, k) for k in range(n_threads)]
-        for t in threads:
-            t.join()
-
-    return scenario
-
-
-def critical_sections(n_threads: int) -> Callable[[], None]:
-    def scenario() -> None:
-        lock = lockstep.Lock()
-
-        def worker() -> None:
-            with lock:
-                lockstep.checkpoint("inside")
-
-        threads = [lockstep.spawn(worker) for _ in range(n_threads)]
-        for t in threads:
-            t.join()
-
-    return scenario
+checkpoints = lockstep_bugs.checkpoint_program
+critical_sections = lockstep_bugs.critical_section_program
 
 
 @pytest.mark.parametrize(

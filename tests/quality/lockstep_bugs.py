@@ -264,6 +264,39 @@ BUGS: dict[str, Bug] = {
 }
 
 
+def checkpoint_program(n_threads: int, n_ops: int, shared: bool) -> Callable[[], None]:
+    """DPOR counting program: `n_threads` threads of `n_ops` checkpoints each, on one
+    shared resource (every pair conflicts) or on one resource per thread (none do)."""
+
+    def scenario() -> None:
+        def worker(k: int) -> None:
+            for i in range(n_ops):
+                lockstep.checkpoint(f"w{k}.{i}", resource="x" if shared else f"r{k}")
+
+        threads = [lockstep.spawn(worker, k) for k in range(n_threads)]
+        for t in threads:
+            t.join()
+
+    return scenario
+
+
+def critical_section_program(n_threads: int) -> Callable[[], None]:
+    """DPOR counting program: `n_threads` critical sections on one lock (n! traces)."""
+
+    def scenario() -> None:
+        lock = lockstep.Lock()
+
+        def worker() -> None:
+            with lock:
+                lockstep.checkpoint("inside")
+
+        threads = [lockstep.spawn(worker) for _ in range(n_threads)]
+        for t in threads:
+            t.join()
+
+    return scenario
+
+
 def make(strategy: str, seed: int = 0, *, pct_depth: int = 2) -> lockstep.Strategy:
     """A fresh strategy object by name (not "hypothesis", which needs Hypothesis data)."""
     if strategy == "random":
