@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 import lockstep
-from lockstep.strategies.dpor import DporStrategy
+from lockstep.strategies import DporStrategy
 
 _ROOT = Path(__file__).resolve().parents[1]
 STRATEGIES = ("random", "pct", "dfs", "dpor", "hypothesis")
@@ -65,7 +65,7 @@ def _load_bugs() -> ModuleType:
 
 def lock_scenario() -> None:
     """3 threads x 10 lock-protected increments = 30 operations."""
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
     box = {"n": 0}
 
     def worker() -> None:
@@ -356,7 +356,7 @@ def run(*, quick: bool = False, seeds: int = 5, with_frontrun: bool = True) -> d
         seeds = 1
     result: dict[str, Any] = {
         "python": platform.python_version(),
-        "lockstep": lockstep.LOCKSTEP_VERSION,
+        "lockstep": lockstep.__version__,
         "quick": quick,
         "seeds": seeds,
         "throughput": throughput(20 if quick else 300),

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 import lockstep
-from lockstep.strategies.replay import default_choice
+from lockstep.strategies import default_choice
 from models_spec.adapter import ManagerAdapter
 from models_spec.replayable import implementation_token, replay_name
 from models_spec.scenarios import Scenario, i15_skips
@@ -59,7 +59,7 @@ class LenientReplay:
 
     name = "follow"
 
-    def __init__(self, choices: Sequence[lockstep.Choice]) -> None:
+    def __init__(self, choices: Sequence[lockstep.strategies.Choice]) -> None:
         self.choices = tuple(choices)
         self.seed: int | None = None
         self._position = 0
@@ -68,7 +68,9 @@ class LenientReplay:
         """Restart from the first recorded choice."""
         self._position = 0
 
-    def choose(self, choices: Sequence[lockstep.Choice], step: Any) -> lockstep.Choice:
+    def choose(
+        self, choices: Sequence[lockstep.strategies.Choice], step: Any
+    ) -> lockstep.strategies.Choice:
         """The next recorded choice that is offered, else the default."""
         while self._position < len(self.choices):
             wanted = self.choices[self._position]
@@ -183,7 +185,7 @@ def explore_scenario(
         options["seed"] = seed
     elif strategy == "dpor":
         options["preemption_bound"] = DPOR_PREEMPTION_BOUND
-    chosen = lockstep.make_strategy(strategy, **options)
+    chosen = lockstep.strategies.make_strategy(strategy, **options)
     before = i15_skips()
     result = lockstep.explore(
         scenario.build(adapter),

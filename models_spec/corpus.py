@@ -68,7 +68,7 @@ class CorpusEntry:
         return directory / self.file
 
     def schedule(self, directory: Path = CORPUS_DIR) -> lockstep.Schedule:
-        """The recorded schedule (raises lockstep.ScheduleFormatError if corrupt)."""
+        """The recorded schedule (raises lockstep.errors.ScheduleFormatError if corrupt)."""
         return lockstep.Schedule.load(self.path(directory))
 
 

@@ -58,7 +58,7 @@ import attrs
 
 import lockstep
 from lockstep.linearizability import HistoryRecorder, check_linearizability
-from lockstep.runtime import current_logical_thread
+from lockstep.lowlevel import current_step, held_by_current_thread
 from models_spec.adapter import ManagerAdapter, Snapshot
 from models_spec.fakes import (
     Script,
@@ -332,8 +332,8 @@ class World:
     def _step_snapshot(self) -> Snapshot:
         # The per-step checks run one after another at one switch point (the
         # world is stopped): one snapshot serves them all.
-        lt = current_logical_thread()
-        step = -1 if lt is None else lt.run.step
+        current = current_step()
+        step = -1 if current is None else current
         cached = self._cached
         if cached is not None and cached[0] == step and step >= 0:
             return cached[1]
@@ -613,10 +613,7 @@ class World:
 
 
 def _held_by_current(lock: Any) -> bool | None:
-    owner = getattr(lock, "_owner", None)
-    if owner is None:
-        return False
-    return owner is current_logical_thread()
+    return held_by_current_thread(lock)
 
 
 def _skipping(fn: Callable[[], None]) -> Callable[[], None]:

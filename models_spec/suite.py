@@ -23,7 +23,7 @@ harness); FAIL (the ``--target`` failed); CAUGHT (a variant failed its own
 scenario); ESCAPED (it did not); SKIP (a capability is missing).  The exit
 status is 1 when anything is CORE-FAIL, FAIL or ESCAPED, 3 when the target
 cannot be loaded, else 0.  Every failure's schedule (``Schedule.save``) and
-HTML timeline (``lockstep.html.render_html``) are written to
+HTML timeline (``lockstep.report.render_html``) are written to
 ``options.output_dir`` (default ``./lockstep-report``).
 
 ``options.jobs > 1`` runs the jobs (one per scenario x implementation) in
@@ -45,7 +45,7 @@ from typing import Any, Final, TextIO
 import attrs
 
 import lockstep
-from lockstep.html import HtmlSection, history_fragment, render_html
+from lockstep.report import HtmlSection, history_fragment, render_html
 from lockstep.suites import SuiteOptions
 from models_spec.adapter import (
     AdapterError,

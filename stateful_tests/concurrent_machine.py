@@ -59,8 +59,7 @@ import hypothesis.strategies as st
 
 import lockstep
 from lockstep.linearizability import HistoryRecorder
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.strategies import Choice, ExecutionOutcome, StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy
 from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter, Snapshot
 from models_spec.fakes import LOAD, UNLOAD, Ghost, Script, ScriptedRegistry

@@ -66,7 +66,7 @@ def _lockstep_cli(*args: str) -> subprocess.CompletedProcess[str]:
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
     return subprocess.run(
-        [sys.executable, "-m", "lockstep.cli", *args],
+        [sys.executable, "-m", "lockstep", *args],
         env=env,
         cwd=root,
         capture_output=True,

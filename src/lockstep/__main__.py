@@ -2,6 +2,6 @@
 
 import sys
 
-from lockstep.cli import main
+from lockstep._cli import main
 
 sys.exit(main())

@@ -111,7 +111,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     if marker is None:
         return None
     import lockstep  # noqa: PLC0415 - keep the plugin import cheap
-    from lockstep.strategies.registry import make_strategy  # noqa: PLC0415
+    from lockstep.strategies._registry import make_strategy  # noqa: PLC0415
 
     if marker.args:
         _fail(f"@pytest.mark.lockstep takes keyword arguments only, got {marker.args!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue as _queue
 from typing import Any
 
-from lockstep.queues import Empty, Full, LifoQueue, PriorityQueue, Queue, SimpleQueue
+from lockstep._queues import Empty, Full, LifoQueue, PriorityQueue, Queue, SimpleQueue
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue", "SimpleQueue"]
 

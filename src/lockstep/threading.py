@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading as _threading
 from typing import Any
 
-from lockstep.barrier import Barrier, BrokenBarrierError
-from lockstep.primitives import (
+from lockstep._barrier import Barrier, BrokenBarrierError
+from lockstep._primitives import (
     TIMEOUT_MAX,
     BoundedSemaphore,
     Condition,

@@ -1,7 +1,7 @@
 """A stand-in for the ``time`` module with lockstep's virtual clock.
 
 monotonic/perf_counter/time (and their _ns forms) and sleep are virtual inside a run
-(see :mod:`lockstep.clock`); every other name is the real ``time`` module's.
+(see :mod:`lockstep._clock`); every other name is the real ``time`` module's.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import time as _time
 from typing import Any
 
-from lockstep.clock import (
+from lockstep._clock import (
     monotonic,
     monotonic_ns,
     perf_counter,

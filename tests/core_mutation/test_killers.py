@@ -242,7 +242,7 @@ def test_warm_paths_time_out_on_a_held_lru_lock(outer: bool) -> None:
     def scenario() -> None:
         stack, cache, _, _ = _stack(queue_lock_timeout=1.0, outer=outer)
         stack.add_model("a")
-        done = lockstep.Event()
+        done = lockstep.threading.Event()
 
         def hold() -> None:
             with cache._lru_lock:
@@ -284,7 +284,7 @@ def test_admission_gives_up_when_the_in_flight_load_never_ends() -> None:
     """The bounded wait for a slot raises LockTimeout instead of waiting forever (I14)."""
 
     def scenario() -> None:
-        release = lockstep.Event()
+        release = lockstep.threading.Event()
         script = Script()
         registry = ScriptedRegistry(script)
 
@@ -400,7 +400,7 @@ def test_cold_add_times_out_on_a_held_lru_lock() -> None:
 
     def scenario() -> None:
         stack, cache, _, registry = _stack(queue_lock_timeout=1.0)
-        done = lockstep.Event()
+        done = lockstep.threading.Event()
 
         def hold() -> None:
             with cache._lru_lock:
@@ -629,7 +629,7 @@ def test_cache_over_cache_warm_path_times_out_on_a_held_inner_lru_lock() -> None
         inner = WithFixedSizeCache(manager, max_size=4, queue_lock_timeout=1.0)
         outer = WithFixedSizeCache(inner, max_size=4, queue_lock_timeout=1.0)
         outer.add_model("a")
-        done = lockstep.Event()
+        done = lockstep.threading.Event()
 
         def hold() -> None:
             with inner._lru_lock:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import lockstep
-from lockstep.strategies.replay import PrefixStrategy
+from lockstep.strategies._replay import PrefixStrategy
 
 
 def run_once(body: Callable[[], Any], *, choices=()) -> tuple[Any, lockstep.ExploreResult]:

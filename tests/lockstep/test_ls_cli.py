@@ -13,7 +13,9 @@ import sys
 import attrs
 
 import lockstep
-from lockstep import Choice, Schedule, cli
+from lockstep import Schedule
+from lockstep import _cli as cli
+from lockstep.strategies import Choice
 from lockstep.suites import LoadedSuite, SuiteOptions
 
 HERE = pathlib.Path(__file__).parent
@@ -81,7 +83,7 @@ def test_show_prints_metadata_and_swimlanes(tmp_path):
 
 
 def test_show_html_writes_a_timeline(tmp_path):
-    """show --html OUT renders the rows with lockstep.html."""
+    """show --html OUT renders the rows with lockstep._html."""
     path = _explore_failure(tmp_path)
     out = tmp_path / "timeline.html"
     code, text = run_cli("show", str(path), "--html", str(out))
@@ -181,14 +183,14 @@ def test_check_without_suites(monkeypatch, capsys):
 
 
 def test_module_entry_point_help_documents_exit_codes():
-    """`python -m lockstep.cli --help` works in a fresh process and lists exit codes."""
+    """`python -m lockstep._cli --help` works in a fresh process and lists exit codes."""
     package_root = str(pathlib.Path(lockstep.__file__).parent.parent)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "lockstep.cli", "--help"],
+        [sys.executable, "-m", "lockstep._cli", "--help"],
         env=env,
         capture_output=True,
         text=True,
@@ -211,7 +213,7 @@ def _run_command(command: str) -> subprocess.CompletedProcess[str]:
         "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
     }
     return subprocess.run(
-        [sys.executable, "-m", "lockstep.cli", *argv[1:]],
+        [sys.executable, "-m", "lockstep._cli", *argv[1:]],
         env=env,
         capture_output=True,
         text=True,

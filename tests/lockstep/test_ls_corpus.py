@@ -15,7 +15,7 @@ import pathlib
 import pytest
 
 from lockstep import Schedule, replay
-from lockstep.cli import load_scenario
+from lockstep._cli import load_scenario
 
 CORPUS = pathlib.Path(__file__).parent / "schedules"
 RECORDED = sorted(p for p in CORPUS.glob("*.json") if not p.name.endswith(".trace.json"))

@@ -8,17 +8,9 @@ import threading
 import pytest
 
 import lockstep
-from lockstep import (
-    Choice,
-    DFSStrategy,
-    PCTStrategy,
-    RandomStrategy,
-    Schedule,
-    explore,
-    replay,
-    spawn,
-)
-from lockstep.strategies.replay import ReplayStrategy
+from lockstep import DFSStrategy, PCTStrategy, RandomStrategy, Schedule, explore, replay, spawn
+from lockstep.strategies import Choice
+from lockstep.strategies._replay import ReplayStrategy
 
 
 def lost_update():
@@ -38,7 +30,7 @@ def lost_update():
 
 def lock_order_deadlock():
     """Two threads take two locks in opposite orders."""
-    a, b = lockstep.Lock(), lockstep.Lock()
+    a, b = lockstep.threading.Lock(), lockstep.threading.Lock()
 
     def first():
         with a, b:
@@ -206,7 +198,7 @@ def test_explore_invariant_argument_and_lock_inside_invariant():
     holder = {}
 
     def scenario():
-        holder["lock"] = lock = lockstep.Lock()
+        holder["lock"] = lock = lockstep.threading.Lock()
         holder["n"] = 0
 
         def work():
@@ -228,7 +220,7 @@ def test_step_limit():
     """A spin loop hits the step limit."""
 
     def scenario():
-        flag = lockstep.Event()
+        flag = lockstep.threading.Event()
         while not flag.is_set():
             pass
 
@@ -242,7 +234,7 @@ def test_exception_in_spawned_thread_is_a_failure_and_threads_are_torn_down():
     """An exception in any thread fails the execution; blocked threads are aborted."""
 
     def scenario():
-        never = lockstep.Event()
+        never = lockstep.threading.Event()
         spawn(never.wait, name="stuck")
         spawn(lambda: 1 / 0, name="boom")
         never.wait()
@@ -261,7 +253,7 @@ def test_many_executions_leave_no_threads():
     before = threading.active_count()
 
     def scenario():
-        ev = lockstep.Event()
+        ev = lockstep.threading.Event()
         t = spawn(ev.wait)
         lockstep.checkpoint("x")
         ev.set()
@@ -291,17 +283,17 @@ def test_replay_strategy_is_one_execution():
 
 def test_argument_validation():
     """Bad arguments raise precise errors before anything runs."""
-    with pytest.raises(lockstep.InvalidArgumentType, match="scenario must be"):
+    with pytest.raises(lockstep.errors.InvalidArgumentType, match="scenario must be"):
         explore(42)  # type: ignore[arg-type]
     with pytest.raises(lockstep.InvalidArgument, match="budget must be >= 1"):
         explore(lost_update, budget=0)
     with pytest.raises(lockstep.InvalidArgument, match="granularity"):
         explore(lost_update, granularity="bytecode")
-    with pytest.raises(lockstep.InvalidArgumentType, match="strategy must implement"):
+    with pytest.raises(lockstep.errors.InvalidArgumentType, match="strategy must implement"):
         explore(lost_update, strategy=object())  # type: ignore[arg-type]
-    with pytest.raises(lockstep.NotInRunError):
+    with pytest.raises(lockstep.errors.NotInRunError):
         lockstep.add_invariant(lambda: None)
-    with pytest.raises(lockstep.InvalidArgumentType, match="label must be a str"):
+    with pytest.raises(lockstep.errors.InvalidArgumentType, match="label must be a str"):
         lockstep.checkpoint(3)  # type: ignore[arg-type]
 
 
@@ -375,7 +367,7 @@ def test_patch_names_are_validated_before_running():
     """A module that cannot be imported, or a non-module, is rejected up front."""
     with pytest.raises(lockstep.InvalidArgument, match="cannot import module 'no_such_mod_q'"):
         explore(lost_update, budget=1, patch=["no_such_mod_q"])
-    with pytest.raises(lockstep.InvalidArgumentType, match="expected a module"):
+    with pytest.raises(lockstep.errors.InvalidArgumentType, match="expected a module"):
         explore(lost_update, budget=1, patch=[3])  # type: ignore[list-item]
     schedule = Schedule(choices=(Choice(0),), patch=("no_such_mod_q",))
     with pytest.raises(lockstep.InvalidArgument, match="cannot import module 'no_such_mod_q'"):

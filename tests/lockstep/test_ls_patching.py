@@ -23,7 +23,7 @@ def test_patched_swaps_module_and_imported_names_and_restores():
         assert modules == (cm,)
         assert cm.threading is lockstep.threading
         assert cm.time is lockstep.time
-        assert cm.Lock is lockstep.Lock
+        assert cm.Lock is lockstep.threading.Lock
     assert cm.threading is threading
     assert cm.time is time
     assert cm.Lock is threading.Lock
@@ -83,7 +83,7 @@ def test_patched_refuses_stdlib_and_lockstep_modules():
         patched(threading).__enter__()
     with pytest.raises(lockstep.InvalidArgument, match="cannot import module"):
         patched("no_such_module_for_lockstep").__enter__()
-    with pytest.raises(lockstep.InvalidArgumentType):
+    with pytest.raises(lockstep.errors.InvalidArgumentType):
         patched(42).__enter__()  # type: ignore[arg-type]
 
 

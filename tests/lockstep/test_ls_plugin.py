@@ -26,7 +26,7 @@ def test_lost_update():
 
 @pytest.mark.lockstep(budget=50, strategy="dfs")
 def test_correct(tmp_path):
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
     box = [0]
 
     def inc():

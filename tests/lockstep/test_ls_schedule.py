@@ -9,15 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lockstep import (
-    Choice,
-    InvalidArgument,
-    Schedule,
-    ScheduleExistsError,
-    ScheduleFormatError,
-    UnsupportedScheduleVersion,
-)
-from lockstep.schedule import choices_from_string, choices_to_string
+from lockstep import InvalidArgument, Schedule
+from lockstep._schedule import choices_from_string, choices_to_string
+from lockstep.errors import ScheduleExistsError, ScheduleFormatError, UnsupportedScheduleVersion
+from lockstep.strategies import Choice
 
 choices_st = st.lists(
     st.builds(Choice, st.integers(0, 40), st.sampled_from(["run", "timeout"])), max_size=200

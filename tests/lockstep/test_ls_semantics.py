@@ -13,9 +13,9 @@ from lockstep import DFSStrategy, RandomStrategy, explore, replay, spawn
 
 def _workload():
     """Three threads, a condition with notify(n), an RLock inside the condition, a queue."""
-    cond = lockstep.Condition(lockstep.RLock())
+    cond = lockstep.threading.Condition(lockstep.threading.RLock())
     ready = []
-    q = lockstep.Queue()
+    q = lockstep.queue.Queue()
     log = []
 
     def worker(i):
@@ -63,7 +63,7 @@ def test_notify_n_wakes_exactly_n_waiters():
     """notify(2) wakes two of three waiters; the third stays blocked until notify()."""
 
     def body():
-        cond = lockstep.Condition()
+        cond = lockstep.threading.Condition()
         woken = []
 
         def waiter(i):
@@ -97,7 +97,7 @@ def test_semaphore_timeout_is_a_choice():
     outcomes = set()
 
     def scenario():
-        sem = lockstep.Semaphore(0)
+        sem = lockstep.threading.Semaphore(0)
         got = []
 
         def waiter():
@@ -117,7 +117,7 @@ def test_enumerate_and_active_count_inside_a_run():
     """threading.enumerate()/active_count() list the live logical threads."""
 
     def body():
-        gate = lockstep.Event()
+        gate = lockstep.threading.Event()
         t = spawn(gate.wait, name="gated")
         names = sorted(th.name for th in lockstep.threading.enumerate())
         count = lockstep.threading.active_count()
@@ -134,8 +134,8 @@ def test_blocked_daemon_thread_does_not_fail_the_execution():
     """When only daemon threads remain, the execution ends (as the interpreter would)."""
 
     def scenario():
-        never = lockstep.Event()
-        lockstep.Thread(target=never.wait, daemon=True).start()
+        never = lockstep.threading.Event()
+        lockstep.threading.Thread(target=never.wait, daemon=True).start()
 
     result = explore(scenario, budget=20)
     assert result.failure is None
@@ -145,7 +145,7 @@ def test_blocked_non_daemon_thread_is_a_deadlock():
     """A non-daemon thread blocked forever after main returns is a deadlock."""
 
     def scenario():
-        never = lockstep.Event()
+        never = lockstep.threading.Event()
         spawn(never.wait, name="forever")
 
     failure = explore(scenario, budget=5).failure
@@ -159,7 +159,7 @@ def test_waiting_inside_an_invariant_is_an_error():
     """Invariants must not block: waits raise, reported as an invariant failure."""
 
     def scenario():
-        ev = lockstep.Event()
+        ev = lockstep.threading.Event()
         lockstep.add_invariant(ev.wait)
         lockstep.checkpoint("x")
 
@@ -172,4 +172,4 @@ def test_waiting_inside_an_invariant_is_an_error():
 def test_add_invariant_rejects_non_callables():
     """add_invariant validates its argument."""
     exc = raises_in_run(lambda: lockstep.add_invariant(3))  # type: ignore[arg-type]
-    assert isinstance(exc, lockstep.InvalidArgumentType)
+    assert isinstance(exc, lockstep.errors.InvalidArgumentType)

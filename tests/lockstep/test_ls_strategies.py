@@ -7,17 +7,9 @@ import itertools
 import pytest
 
 import lockstep
-from lockstep import (
-    CountingStrategy,
-    DeterminismCheck,
-    DFSStrategy,
-    PCTStrategy,
-    RandomStrategy,
-    explore,
-    make_strategy,
-    spawn,
-)
-from lockstep.strategies.replay import PrefixStrategy
+from lockstep import DFSStrategy, PCTStrategy, RandomStrategy, explore, spawn
+from lockstep.strategies import CountingStrategy, DeterminismCheck, make_strategy
+from lockstep.strategies._replay import PrefixStrategy
 
 
 def _two_by_two(orders):
@@ -166,7 +158,7 @@ def test_strategy_returning_a_foreign_choice_is_an_error():
 
     class Bad(PrefixStrategy):
         def choose(self, choices, step):
-            return lockstep.Choice(99)
+            return lockstep.strategies.Choice(99)
 
     with pytest.raises(lockstep.LockstepError, match="not one of the choices"):
         explore(lambda: None, strategy=Bad(()), budget=1)

@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from lockstep.failure import BlockedThread, Failure
-from lockstep.schedule import Choice, Schedule
-from lockstep.strategies.base import ExecutionOutcome, StepContext
-from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+from lockstep._failure import BlockedThread, Failure
+from lockstep._schedule import Choice, Schedule
+from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 
 @attrs.frozen

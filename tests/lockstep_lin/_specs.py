@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from lockstep.linearizability import UNKNOWN, Operation
+from lockstep._linearizability import UNKNOWN, Operation
 
 
 def register_step(state: int, inp: tuple[Any, ...], out: Any) -> tuple[bool, int]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import lockstep
-from lockstep.strategies.dpor import DporStrategy
+from lockstep.strategies._dpor import DporStrategy
 
 Record = tuple[tuple[object, ...], ...]
 
@@ -33,7 +33,7 @@ def _program(
 
 
 def condition_with_timeout(logs: list[list[object]]) -> None:
-    cond = lockstep.Condition()
+    cond = lockstep.threading.Condition()
     state = {"ready": False}
 
     def consumer() -> None:
@@ -54,7 +54,7 @@ def condition_with_timeout(logs: list[list[object]]) -> None:
 
 
 def event_with_timeout(logs: list[list[object]]) -> None:
-    event = lockstep.Event()
+    event = lockstep.threading.Event()
 
     def waiter() -> None:
         logs[0].append(event.wait(timeout=1.0))
@@ -69,7 +69,7 @@ def event_with_timeout(logs: list[list[object]]) -> None:
 
 
 def semaphore_timeouts(logs: list[list[object]]) -> None:
-    sem = lockstep.Semaphore(1)
+    sem = lockstep.threading.Semaphore(1)
 
     def user(k: int) -> None:
         got = sem.acquire(timeout=1.0)
@@ -84,7 +84,7 @@ def semaphore_timeouts(logs: list[list[object]]) -> None:
 
 
 def nonblocking_lock(logs: list[list[object]]) -> None:
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
     box = {"v": 0}
 
     def holder() -> None:
@@ -107,7 +107,7 @@ def nonblocking_lock(logs: list[list[object]]) -> None:
 
 
 def queue_with_timeout(logs: list[list[object]]) -> None:
-    q: lockstep.Queue[int] = lockstep.Queue()
+    q: lockstep.queue.Queue[int] = lockstep.queue.Queue()
 
     def producer() -> None:
         q.put(1)
@@ -126,8 +126,8 @@ def queue_with_timeout(logs: list[list[object]]) -> None:
 
 
 def rlock_and_timed_lock(logs: list[list[object]]) -> None:
-    rlock = lockstep.RLock()
-    lock = lockstep.Lock()
+    rlock = lockstep.threading.RLock()
+    lock = lockstep.threading.Lock()
 
     def nested() -> None:
         with rlock, rlock:
@@ -147,7 +147,7 @@ def rlock_and_timed_lock(logs: list[list[object]]) -> None:
 
 
 def notify_all_two_waiters(logs: list[list[object]]) -> None:
-    cond = lockstep.Condition()
+    cond = lockstep.threading.Condition()
     state = {"go": False}
 
     def waiter(k: int) -> None:

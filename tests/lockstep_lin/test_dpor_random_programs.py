@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lockstep
-from lockstep.strategies.dpor import DporStrategy
+from lockstep.strategies._dpor import DporStrategy
 
 Block = tuple[str, str]
 
@@ -37,9 +37,9 @@ def build(
     program: list[list[Block]], sink: list[tuple[tuple[Any, ...], ...]]
 ) -> Callable[[], None]:
     def scenario() -> None:
-        locks = {"L": lockstep.Lock(), "M": lockstep.Lock()}
-        event = lockstep.Event()
-        cond = lockstep.Condition()
+        locks = {"L": lockstep.threading.Lock(), "M": lockstep.threading.Lock()}
+        event = lockstep.threading.Event()
+        cond = lockstep.threading.Condition()
         box = {"x": 0, "y": 0}
         logs: list[list[Any]] = [[] for _ in program]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pytest
 
 import lockstep
-from lockstep.strategies.dpor import DporStrategy
+from lockstep.strategies._dpor import DporStrategy
 from tests.quality import lockstep_bugs
 
 checkpoints = lockstep_bugs.checkpoint_program
@@ -60,7 +60,7 @@ def test_finds_abba_deadlock() -> None:
     """Lock-order inversion is found (the deadlock trace is one of few)."""
 
     def scenario() -> None:
-        a, b = lockstep.Lock(), lockstep.Lock()
+        a, b = lockstep.threading.Lock(), lockstep.threading.Lock()
 
         def one() -> None:
             with a, b:
@@ -83,7 +83,7 @@ def test_finds_bug_behind_a_lock_timeout() -> None:
     """A branch only reachable when acquire(timeout=...) times out is explored."""
 
     def scenario() -> None:
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
         state = {"fallback": False}
 
         def holder() -> None:
@@ -141,7 +141,7 @@ def test_preemption_bound_is_validated_and_respected() -> None:
     seen: list[int] = []
 
     class Watch(DporStrategy):
-        def end_execution(self, outcome: lockstep.ExecutionOutcome) -> bool:
+        def end_execution(self, outcome: lockstep.strategies.ExecutionOutcome) -> bool:
             seen.append(sum(step.preemption for step in outcome.steps))
             return super().end_execution(outcome)
 

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lockstep.errors import InvalidArgument, InvalidArgumentType
-from lockstep.strategies.dpor import DporStrategy
+from lockstep.strategies._dpor import DporStrategy
 
 from ._sim import Op, Program, all_traces, canonical, explore
 

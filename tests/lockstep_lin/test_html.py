@@ -1,4 +1,4 @@
-"""Tests for lockstep.html: well-formed, self-contained, escaped, complete."""
+"""Tests for lockstep._html: well-formed, self-contained, escaped, complete."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lockstep.html import HtmlSection, history_fragment, render_history_html, render_html
-from lockstep.linearizability import Operation, check_linearizability
+from lockstep._html import HtmlSection, history_fragment, render_history_html, render_html
+from lockstep._linearizability import Operation, check_linearizability
 
 from ._specs import register_step
 

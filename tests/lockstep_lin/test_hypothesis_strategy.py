@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
 import lockstep
+from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgumentType
-from lockstep.schedule import Choice
-from lockstep.strategies.base import StepContext
+from lockstep.strategies._base import StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy, run_under_hypothesis
 
 
@@ -32,7 +32,7 @@ def lost_update() -> None:
 def locked_update() -> None:
     """The same increments under a lock: correct in every schedule."""
     box = {"n": 0}
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
 
     def increment() -> None:
         with lock:

@@ -1,4 +1,4 @@
-"""Unit and property tests for lockstep.linearizability (the WGL checker)."""
+"""Unit and property tests for lockstep._linearizability (the WGL checker)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lockstep.linearizability import (
+from lockstep._linearizability import (
     UNKNOWN,
     CheckResult,
     HistoryRecorder,

@@ -80,7 +80,7 @@ def lazy_singleton() -> None:
 
 def abba() -> None:
     """Two threads take two locks in opposite orders."""
-    a, b = lockstep.Lock(), lockstep.Lock()
+    a, b = lockstep.threading.Lock(), lockstep.threading.Lock()
 
     def forward() -> None:
         with a, b:
@@ -101,7 +101,7 @@ def abba() -> None:
 def missed_wakeup() -> None:
     """The consumer tests the flag outside the lock, then waits; a notify that lands
     between the test and the wait is lost and the consumer sleeps for ever."""
-    cond = lockstep.Condition()
+    cond = lockstep.threading.Condition()
     state = {"ready": False}
 
     def consumer() -> None:
@@ -127,7 +127,7 @@ def missed_wakeup() -> None:
 def timeout_fallback() -> None:
     """When acquire(timeout=...) times out, the fallback path forgets to record the
     request: the request count no longer matches the work done."""
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
     stats = {"requests": 0, "served": 0}
 
     def holder() -> None:
@@ -284,7 +284,7 @@ def critical_section_program(n_threads: int) -> Callable[[], None]:
     """DPOR counting program: `n_threads` critical sections on one lock (n! traces)."""
 
     def scenario() -> None:
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
 
         def worker() -> None:
             with lock:
@@ -306,7 +306,7 @@ def make(strategy: str, seed: int = 0, *, pct_depth: int = 2) -> lockstep.Strate
     if strategy == "dfs":
         return lockstep.DFSStrategy(preemption_bound=2)
     if strategy == "dpor":
-        from lockstep.strategies.dpor import DporStrategy
+        from lockstep.strategies._dpor import DporStrategy
 
         return DporStrategy()
     raise ValueError(f"unknown strategy {strategy!r}")

@@ -11,8 +11,8 @@ import pytest
 from lockstep_bugs import BUGS, STRATEGIES, hunt, two_preemptions
 
 import lockstep
-from lockstep.linearizability import HistoryRecorder, check_linearizability
-from lockstep.strategies.dpor import DporStrategy
+from lockstep._linearizability import HistoryRecorder, check_linearizability
+from lockstep.strategies._dpor import DporStrategy
 
 pytestmark = pytest.mark.quality
 
@@ -51,7 +51,7 @@ def test_dpor_exhausts_the_fixed_inventory() -> None:
     every trace and finds nothing."""
 
     def fixed() -> None:
-        lock = lockstep.Lock()
+        lock = lockstep.threading.Lock()
         stock = {"widget": 1}
 
         def buy() -> None:

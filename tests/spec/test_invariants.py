@@ -277,7 +277,7 @@ def test_i16_error_masking() -> None:
 
 def test_check_linearizable_glue() -> None:
     """A sequential history passes; a history returning an impossible token fails I15."""
-    from lockstep.linearizability import Operation
+    from lockstep._linearizability import Operation
 
     initial = initial_state(max_size=2)
     good = [

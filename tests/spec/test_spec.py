@@ -218,7 +218,7 @@ def test_step_accepts_expected_rejects_others_and_handles_timeouts() -> None:
 
 def test_step_with_lockstep_unknown_sentinel() -> None:
     """lockstep's UNKNOWN output is 'any output' as well."""
-    from lockstep.linearizability import UNKNOWN
+    from lockstep._linearizability import UNKNOWN
 
     ok, state = step(initial_state(), ("add", "a", None), UNKNOWN)
     assert ok

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lockstep.linearizability import Operation, check_linearizability
+from lockstep._linearizability import Operation, check_linearizability
 from models_spec.adapter import CoreAdapter
 from models_spec.check import explore_scenario
 from models_spec.fakes import Script

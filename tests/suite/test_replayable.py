@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 import lockstep
-from lockstep.cli import load_scenario
+from lockstep._cli import load_scenario
 from models_spec.corpus import load_corpus
 from models_spec.replayable import replay_name, resolve
 from models_spec.variants import VARIANTS
 
 
 def test_corpus_schedule_ids_resolve_and_replay_to_the_recorded_failure() -> None:
-    """lockstep.cli.load_scenario finds the corpus's scenario; replay fails as recorded."""
+    """lockstep._cli.load_scenario finds the corpus's scenario; replay fails as recorded."""
     entry = load_corpus()["B13"]
     schedule = entry.schedule()
     assert schedule.scenario_id == (

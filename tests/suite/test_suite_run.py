@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.cli import main as lockstep_main
+from lockstep._cli import main as lockstep_main
 from lockstep.suites import SuiteOptions
 from models_spec.suite import (
     SUITE,

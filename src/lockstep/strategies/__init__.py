@@ -1,33 +1,51 @@
-"""Scheduling strategies: one protocol, one implementation per file."""
+"""Scheduling strategies: one protocol, one implementation per file.
 
-from lockstep.strategies.base import ExecutionOutcome as ExecutionOutcome
-from lockstep.strategies.base import StepContext as StepContext
-from lockstep.strategies.base import Strategy as Strategy
-from lockstep.strategies.counting import CountingStrategy as CountingStrategy
-from lockstep.strategies.counting import StrategyMetrics as StrategyMetrics
-from lockstep.strategies.determinism import DeterminismCheck as DeterminismCheck
-from lockstep.strategies.dfs import DFSStrategy as DFSStrategy
-from lockstep.strategies.dpor import DporStrategy as DporStrategy
-from lockstep.strategies.pct import PCTStrategy as PCTStrategy
-from lockstep.strategies.random import RandomStrategy as RandomStrategy
-from lockstep.strategies.registry import STRATEGY_NAMES as STRATEGY_NAMES
-from lockstep.strategies.registry import make_strategy as make_strategy
-from lockstep.strategies.replay import PrefixStrategy as PrefixStrategy
-from lockstep.strategies.replay import ReplayStrategy as ReplayStrategy
+The :class:`Strategy` protocol (``begin_execution``, ``choose``, ``end_execution``) and
+the values it sees (:class:`Choice`, :class:`StepContext`, :class:`ExecutionOutcome`,
+:class:`OpDescriptor`, :class:`PrimitiveId`, :class:`StepRecord`); the search
+strategies; the wrappers (:class:`CountingStrategy`, :class:`DeterminismCheck`) and
+:func:`make_strategy` by name. The Hypothesis-driven strategy lives in
+:mod:`lockstep.strategies.hypothesis` (it needs Hypothesis installed).
+"""
+
+from lockstep._schedule import Choice as Choice
+from lockstep._trace import OpDescriptor as OpDescriptor
+from lockstep._trace import PrimitiveId as PrimitiveId
+from lockstep._trace import StepRecord as StepRecord
+from lockstep.strategies._base import ExecutionOutcome as ExecutionOutcome
+from lockstep.strategies._base import StepContext as StepContext
+from lockstep.strategies._base import Strategy as Strategy
+from lockstep.strategies._counting import CountingStrategy as CountingStrategy
+from lockstep.strategies._counting import StrategyMetrics as StrategyMetrics
+from lockstep.strategies._determinism import DeterminismCheck as DeterminismCheck
+from lockstep.strategies._dfs import DFSStrategy as DFSStrategy
+from lockstep.strategies._dpor import DporStrategy as DporStrategy
+from lockstep.strategies._pct import PCTStrategy as PCTStrategy
+from lockstep.strategies._random import RandomStrategy as RandomStrategy
+from lockstep.strategies._registry import STRATEGY_NAMES as STRATEGY_NAMES
+from lockstep.strategies._registry import make_strategy as make_strategy
+from lockstep.strategies._replay import PrefixStrategy as PrefixStrategy
+from lockstep.strategies._replay import ReplayStrategy as ReplayStrategy
+from lockstep.strategies._replay import default_choice as default_choice
 
 __all__ = [
     "STRATEGY_NAMES",
+    "Choice",
     "CountingStrategy",
     "DFSStrategy",
     "DeterminismCheck",
     "DporStrategy",
     "ExecutionOutcome",
+    "OpDescriptor",
     "PCTStrategy",
     "PrefixStrategy",
+    "PrimitiveId",
     "RandomStrategy",
     "ReplayStrategy",
     "StepContext",
+    "StepRecord",
     "Strategy",
     "StrategyMetrics",
+    "default_choice",
     "make_strategy",
 ]

@@ -30,11 +30,11 @@ from typing import Any
 
 import hypothesis.strategies as st
 
+from lockstep._explore import explore
+from lockstep._results import ExplorationFailed, ExploreResult
+from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgumentType
-from lockstep.explore import explore
-from lockstep.results import ExplorationFailed, ExploreResult
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 __all__ = ["HypothesisStrategy", "run_under_hypothesis"]
 

@@ -18,7 +18,7 @@ def lost_update() -> None:
 
 
 def correct() -> None:
-    lock = lockstep.Lock()
+    lock = lockstep.threading.Lock()
     box = [0]
 
     def inc() -> None:

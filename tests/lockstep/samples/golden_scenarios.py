@@ -13,12 +13,12 @@ import lockstep.time
 
 
 def pipeline() -> None:
-    jobs: lockstep.Queue[int] = lockstep.Queue(maxsize=2)
-    stop = lockstep.Event()
-    stats_lock = lockstep.RLock()
+    jobs: lockstep.queue.Queue[int] = lockstep.queue.Queue(maxsize=2)
+    stop = lockstep.threading.Event()
+    stats_lock = lockstep.threading.RLock()
     stats = {"done": 0, "after_stop": 0}
-    slots = lockstep.BoundedSemaphore(1)
-    cond = lockstep.Condition(lockstep.Lock())
+    slots = lockstep.threading.BoundedSemaphore(1)
+    cond = lockstep.threading.Condition(lockstep.threading.Lock())
     acknowledged = []
 
     def worker() -> None:

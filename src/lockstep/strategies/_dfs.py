@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, NondeterminismDetected
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 __all__ = ["DFSStrategy"]
 

@@ -13,8 +13,8 @@ from typing import Literal
 
 import attrs
 
-from lockstep.schedule import Schedule
-from lockstep.trace import Trace
+from lockstep._schedule import Schedule
+from lockstep._trace import Trace
 
 __all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind", "format_exception"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Sequence
 
+from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
-from lockstep.strategies.random import check_probability, resolve_seed
+from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._random import check_probability, resolve_seed
 
 __all__ = ["PCTStrategy"]
 

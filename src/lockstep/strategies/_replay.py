@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from lockstep._schedule import Choice, Schedule
 from lockstep.errors import InvalidArgumentType, ScheduleDivergence
-from lockstep.schedule import Choice, Schedule
-from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 __all__ = ["PrefixStrategy", "ReplayStrategy", "default_choice", "describe_choice"]
 

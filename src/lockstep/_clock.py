@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time as _real_time
 
-from lockstep.runtime import current_logical_thread
+from lockstep._runtime import current_logical_thread
 
 __all__ = [
     "monotonic",

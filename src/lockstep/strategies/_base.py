@@ -17,7 +17,7 @@ Calling contract (the runtime guarantees it; strategies may rely on it):
 * ``choose`` runs on the thread that reached the switch point, with every other logical
   thread parked; it must not call lockstep primitives.
 * To force a prefix of choices, a strategy simply returns them from ``choose`` for the
-  first steps (see :class:`lockstep.strategies.replay.PrefixStrategy`).
+  first steps (see :class:`lockstep.strategies._replay.PrefixStrategy`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from lockstep.failure import Failure
-from lockstep.schedule import Choice
-from lockstep.trace import OpDescriptor, StepRecord
+from lockstep._failure import Failure
+from lockstep._schedule import Choice
+from lockstep._trace import OpDescriptor, StepRecord
 
 __all__ = ["ExecutionOutcome", "StepContext", "Strategy"]
 

@@ -65,10 +65,10 @@ from collections.abc import Hashable, Sequence
 
 import attrs
 
+from lockstep._schedule import Choice
+from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
-from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord
+from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 __all__ = ["DporStrategy"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from lockstep.linearizability import CheckResult, HistoryRecorder, Operation
+from lockstep._linearizability import CheckResult, HistoryRecorder, Operation
 
 __all__ = ["HtmlSection", "history_fragment", "render_history_html", "render_html"]
 

@@ -6,10 +6,10 @@ import importlib
 from typing import Any
 
 from lockstep.errors import InvalidArgument
-from lockstep.strategies.base import Strategy
-from lockstep.strategies.dfs import DFSStrategy
-from lockstep.strategies.pct import PCTStrategy
-from lockstep.strategies.random import RandomStrategy
+from lockstep.strategies._base import Strategy
+from lockstep.strategies._dfs import DFSStrategy
+from lockstep.strategies._pct import PCTStrategy
+from lockstep.strategies._random import RandomStrategy
 
 __all__ = ["STRATEGY_NAMES", "make_strategy"]
 
@@ -41,12 +41,12 @@ def _make(name: str, *, seed: int | None = 0, **options: Any) -> Strategy:
         return DFSStrategy(**options)
     if name == "dpor":
         try:
-            module = importlib.import_module("lockstep.strategies.dpor")
+            module = importlib.import_module("lockstep.strategies._dpor")
         except ImportError as exc:
             raise InvalidArgument(f"the dpor strategy is not available: {exc}") from exc
         factory = getattr(module, "DporStrategy", None) or getattr(module, "DPORStrategy", None)
         if factory is None:
-            raise InvalidArgument("lockstep.strategies.dpor defines no DporStrategy")
+            raise InvalidArgument("lockstep.strategies._dpor defines no DporStrategy")
         strategy: Strategy = factory(**options)
         return strategy
     raise InvalidArgument(f"unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}")

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
+from lockstep._schedule import Choice
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 __all__ = ["CountingStrategy", "StrategyMetrics"]
 

@@ -13,7 +13,7 @@ import sys
 import threading as _real_threading
 from collections.abc import Callable
 
-from lockstep.primitives import Condition, Lock
+from lockstep._primitives import Condition, Lock
 
 __all__ = ["Barrier", "BrokenBarrierError"]
 
@@ -126,5 +126,5 @@ class Barrier:
 
     def __repr__(self) -> str:
         if self.broken:
-            return f"<lockstep.Barrier broken, parties={self.parties}>"
-        return f"<lockstep.Barrier parties={self.parties} waiting={self.n_waiting}>"
+            return f"<lockstep.threading.Barrier broken, parties={self.parties}>"
+        return f"<lockstep.threading.Barrier parties={self.parties} waiting={self.n_waiting}>"

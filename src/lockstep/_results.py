@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 
+from lockstep._failure import Failure
+from lockstep._schedule import Schedule
+from lockstep._trace import Trace
 from lockstep.errors import LockstepError
-from lockstep.failure import Failure
-from lockstep.schedule import Schedule
-from lockstep.trace import Trace
 
 __all__ = ["ExecutionResult", "ExplorationFailed", "ExploreResult"]
 

@@ -12,9 +12,9 @@ import os
 import random as _random
 from collections.abc import Sequence
 
+from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 __all__ = ["RandomStrategy", "resolve_seed"]
 

@@ -8,12 +8,12 @@ from types import ModuleType
 
 import attrs
 
-from lockstep import primitives
+from lockstep import _primitives as primitives
+from lockstep._patching import resolve_module
+from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
+from lockstep._schedule import Granularity, Schedule
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
-from lockstep.patching import resolve_module
-from lockstep.runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
-from lockstep.schedule import Granularity, Schedule
-from lockstep.strategies.base import Strategy
+from lockstep.strategies._base import Strategy
 
 __all__ = [
     "ModuleRef",

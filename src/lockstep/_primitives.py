@@ -2,7 +2,7 @@
 
 Each class mirrors its ``threading`` counterpart (signatures, return values, the
 exceptions and messages raised on misuse). Inside a lockstep execution every operation
-is a switch point handled by :mod:`lockstep.runtime`; blocking is modelled by a pending
+is a switch point handled by :mod:`lockstep._runtime`; blocking is modelled by a pending
 operation that is not enabled, and a timed wait offers its timeout as a scheduling
 choice. Outside an execution every object delegates to a real ``threading`` object, so
 code that uses these classes directly keeps working.
@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
-from lockstep import clock as _clock
+from lockstep import _clock
+from lockstep._runtime import LogicalThread, Run, code_location, current_logical_thread
+from lockstep._trace import PrimitiveId
 from lockstep.errors import InvalidArgumentType, LockstepError
-from lockstep.runtime import LogicalThread, Run, code_location, current_logical_thread
-from lockstep.trace import PrimitiveId
 
 __all__ = [
     "TIMEOUT_MAX",
@@ -211,8 +211,8 @@ class Lock(_Bound):
         lt = current_logical_thread()
         if lt is not None and self._ls_run is lt.run:
             state = "locked" if self._owner is not None else "unlocked"
-            return f"<lockstep.Lock {self._ls_id} {state}>"
-        return f"<lockstep.Lock wrapping {self._real!r}>"
+            return f"<lockstep.threading.Lock {self._ls_id} {state}>"
+        return f"<lockstep.threading.Lock wrapping {self._real!r}>"
 
 
 class RLock(Lock):
@@ -291,8 +291,8 @@ class RLock(Lock):
         lt = current_logical_thread()
         if lt is not None and self._ls_run is lt.run:
             owner = "-" if self._owner is None else _thread_label(self._owner)
-            return f"<lockstep.RLock {self._ls_id} owner={owner} count={self._count}>"
-        return f"<lockstep.RLock wrapping {self._real!r}>"
+            return f"<lockstep.threading.RLock {self._ls_id} owner={owner} count={self._count}>"
+        return f"<lockstep.threading.RLock wrapping {self._real!r}>"
 
 
 class _Waiter:
@@ -331,7 +331,8 @@ class Condition(_Bound):
         if not isinstance(self._lock, Lock):
             raise LockstepError(
                 f"Condition built on an uncontrolled lock {self._lock!r} cannot be used inside "
-                "a lockstep run; create the lock with lockstep.Lock/RLock or patch its module"
+                "a lockstep run; create the lock with lockstep.threading.Lock/RLock or patch "
+                "its module"
             )
         return self._lock
 
@@ -460,7 +461,7 @@ class Condition(_Bound):
         return ["nobody: waiting for notify"]
 
     def __repr__(self) -> str:
-        return f"<lockstep.Condition({self._lock!r}, {len(self._waiters)})>"
+        return f"<lockstep.threading.Condition({self._lock!r}, {len(self._waiters)})>"
 
 
 class Event(_Bound):
@@ -539,7 +540,7 @@ class Event(_Bound):
         return ["nobody: waiting for set()"]
 
     def __repr__(self) -> str:
-        return f"<lockstep.Event {self._ls_id}>"
+        return f"<lockstep.threading.Event {self._ls_id}>"
 
 
 class Semaphore(_Bound):
@@ -777,10 +778,11 @@ class Thread(_real_threading.Thread):
     def __repr__(self) -> str:
         target = self._ls_thread
         if target is None:
-            return f"<lockstep.Thread({self.name}, {'started' if self.ident else 'initial'})>"
+            state = "started" if self.ident else "initial"
+            return f"<lockstep.threading.Thread({self.name}, {state})>"
         status = "stopped" if target.finished else "started"
         daemon = " daemon" if self.daemon else ""
-        return f"<lockstep.Thread({self.name}, {status}{daemon} {target.ident})>"
+        return f"<lockstep.threading.Thread({self.name}, {status}{daemon} {target.ident})>"
 
 
 def spawn(fn: Callable[..., object], *args: Any, name: str | None = None, **kwargs: Any) -> Thread:

@@ -18,8 +18,8 @@ import queue as _real_queue
 from collections import deque
 from typing import Any, Generic, TypeVar
 
-from lockstep import clock as _clock
-from lockstep.primitives import Condition, Lock
+from lockstep import _clock
+from lockstep._primitives import Condition, Lock
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue", "SimpleQueue"]
 

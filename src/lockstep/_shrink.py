@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from lockstep.execution import Options, Scenario, run_execution
-from lockstep.failure import Failure
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
-from lockstep.strategies.replay import default_choice
-from lockstep.trace import StepRecord
+from lockstep._execution import Options, Scenario, run_execution
+from lockstep._failure import Failure
+from lockstep._schedule import Choice
+from lockstep._trace import StepRecord
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._replay import default_choice
 
 __all__ = ["DeviationStrategy", "GuidedStrategy", "deviations", "shrink_failure"]
 

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from lockstep._explore import explore, replay
+from lockstep._failure import Failure, format_exception
+from lockstep._patching import resolve_module
+from lockstep._results import ExecutionResult
+from lockstep._schedule import Schedule, choices_to_string
 from lockstep.errors import LockstepError, ScenarioImportError
-from lockstep.explore import explore, replay
-from lockstep.failure import Failure, format_exception
-from lockstep.patching import resolve_module
-from lockstep.results import ExecutionResult
-from lockstep.schedule import Schedule, choices_to_string
-from lockstep.strategies.registry import STRATEGY_NAMES, make_strategy
+from lockstep.strategies._registry import STRATEGY_NAMES, make_strategy
 from lockstep.suites import SuiteOptions, discover_suites
 
 __all__ = ["EXIT_FAILURE", "EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "load_scenario", "main"]
@@ -177,12 +177,12 @@ def _names(modules: tuple[str, ...]) -> str:
 
 def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
     try:
-        html = importlib.import_module("lockstep.html")
+        html = importlib.import_module("lockstep._html")
     except ImportError as exc:
-        raise _InputError(f"the HTML renderer (lockstep.html) is not available: {exc}") from exc
+        raise _InputError(f"the HTML renderer (lockstep._html) is not available: {exc}") from exc
     render = getattr(html, "render_html", None)
     if render is None:
-        raise _InputError("lockstep.html has no render_html(rows, ...) yet")
+        raise _InputError("lockstep._html has no render_html(rows, ...) yet")
     extra: list[tuple[str, str]] = []
     message: str | None = None
     failure = result.failure

@@ -43,14 +43,14 @@ from collections.abc import Callable, Hashable, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from lockstep._failure import BlockedThread, Failure, FailureKind
+from lockstep._schedule import Choice, Schedule
+from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
-from lockstep.failure import BlockedThread, Failure, FailureKind
-from lockstep.schedule import Choice, Schedule
-from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
-from lockstep.trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 if TYPE_CHECKING:
-    from lockstep.primitives import Thread
+    from lockstep._primitives import Thread
 
 __all__ = [
     "LogicalThread",
@@ -113,7 +113,7 @@ def code_location(fn: object) -> str:
 
 
 class LogicalThread:
-    """One logical thread of an execution (internal; users see lockstep.Thread)."""
+    """One logical thread of an execution (internal; users see lockstep.threading.Thread)."""
 
     __slots__ = (
         "baton",

@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
-from lockstep.execution import (
+from lockstep._execution import (
     ModuleRef,
     Scenario,
     check_scenario,
@@ -28,15 +27,16 @@ from lockstep.execution import (
     run_execution,
     scenario_id_of,
 )
-from lockstep.failure import Failure
-from lockstep.patching import patched
-from lockstep.results import ExecutionResult, ExploreResult
-from lockstep.runtime import DEFAULT_STALL_TIMEOUT, Run
-from lockstep.schedule import Schedule
-from lockstep.shrink import shrink_failure
-from lockstep.strategies.base import Strategy
-from lockstep.strategies.random import RandomStrategy
-from lockstep.strategies.replay import ReplayStrategy
+from lockstep._failure import Failure
+from lockstep._patching import patched
+from lockstep._results import ExecutionResult, ExploreResult
+from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
+from lockstep._schedule import Schedule
+from lockstep._shrink import shrink_failure
+from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
+from lockstep.strategies._base import Strategy
+from lockstep.strategies._random import RandomStrategy
+from lockstep.strategies._replay import ReplayStrategy
 
 __all__ = ["explore", "replay"]
 

@@ -3,7 +3,7 @@
 A :class:`Trace` is the ordered list of :class:`StepRecord` of one execution: which
 logical thread ran which operation on which resource, from which line of user code, and
 whether the step was a preemption. ``swimlanes()`` renders it as text, one column per
-thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep.html``).
+thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from lockstep.schedule import Choice
+from lockstep._schedule import Choice
 
 __all__ = ["OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
 

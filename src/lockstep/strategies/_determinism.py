@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from lockstep._schedule import Choice
 from lockstep.errors import NondeterminismDetected
-from lockstep.schedule import Choice
-from lockstep.strategies.base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 __all__ = ["DeterminismCheck"]
 
