@@ -9,6 +9,8 @@ run them before touching anything.
 from __future__ import annotations
 
 import math
+import reprlib
+from _thread import TIMEOUT_MAX  # threading.TIMEOUT_MAX; not ``threading``: nothing here waits
 from collections.abc import Mapping
 from numbers import Real
 from typing import Any
@@ -16,6 +18,8 @@ from typing import Any
 from modelmanager.errors import InvalidArgument, InvalidArgumentType
 
 __all__ = [
+    "TIMEOUT_RANGE",
+    "abbreviate",
     "check_alias",
     "check_bool",
     "check_fraction",
@@ -27,8 +31,24 @@ __all__ = [
 ]
 
 
+_ABBREVIATE = reprlib.Repr()
+_ABBREVIATE.maxlong = 24
+_ABBREVIATE.maxstring = 40
+_ABBREVIATE.maxother = 40
+_ABBREVIATE.maxlist = _ABBREVIATE.maxtuple = _ABBREVIATE.maxset = 6
+
+
+def abbreviate(value: object) -> str:
+    """``repr(value)``, abbreviated with ``...`` when long (a 10,000-digit int stays readable)."""
+    return _ABBREVIATE.repr(value)
+
+
 def _got(value: object) -> str:
-    return f"got {value!r} of type {type(value).__name__}"
+    return f"got {abbreviate(value)} of type {type(value).__name__}"
+
+
+TIMEOUT_RANGE = f"[0, threading.TIMEOUT_MAX = {TIMEOUT_MAX:.0f}]"
+"""The accepted range of every timeout, in seconds, as error messages state it."""
 
 
 def check_model_id(value: object, name: str = "model_id") -> str:
@@ -70,20 +90,31 @@ def check_positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgumentType(f"{name} must be a positive int ({_got(value)})")
     if value < 1:
-        raise InvalidArgument(f"{name} must be a positive int (got {value!r})")
+        raise InvalidArgument(f"{name} must be a positive int (got {abbreviate(value)})")
     return value
 
 
 def check_timeout(value: object, name: str) -> float:
-    """Return ``value`` as float if it is a finite real number >= 0 (bool is rejected)."""
+    """Return ``value`` as float if it is a real number of seconds in [0, TIMEOUT_MAX].
+
+    ``threading.TIMEOUT_MAX`` is the longest wait the platform's locks accept;
+    a longer one would raise :class:`OverflowError` at the first wait, so it
+    is refused here, at the call that takes it. Refused: bool, non-numbers
+    (:class:`InvalidArgumentType`), negatives, NaN, infinities and values
+    past ``TIMEOUT_MAX`` (:class:`InvalidArgument`).
+    """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidArgumentType(
-            f"{name} must be a non-negative finite number of seconds ({_got(value)})"
+            f"{name} must be a number of seconds in {TIMEOUT_RANGE} ({_got(value)})"
         )
-    as_float = float(value)
-    if not math.isfinite(as_float) or as_float < 0:
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int too large for a float
+        as_float = math.inf
+    if not 0.0 <= as_float <= TIMEOUT_MAX:  # also rejects NaN and infinities
         raise InvalidArgument(
-            f"{name} must be a non-negative finite number of seconds (got {value!r})"
+            f"{name} must be a number of seconds in {TIMEOUT_RANGE} (got {abbreviate(value)}); "
+            "pass a finite bound such as 60"
         )
     return as_float
 
@@ -92,9 +123,12 @@ def check_fraction(value: object, name: str) -> float:
     """Return ``value`` as float if it is a real number in [0, 1] (bool is rejected)."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidArgumentType(f"{name} must be a number in [0, 1] ({_got(value)})")
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int too large for a float
+        as_float = math.inf
     if not 0.0 <= as_float <= 1.0:  # also rejects NaN
-        raise InvalidArgument(f"{name} must be a number in [0, 1] (got {value!r})")
+        raise InvalidArgument(f"{name} must be a number in [0, 1] (got {abbreviate(value)})")
     return as_float
 
 

@@ -123,7 +123,10 @@ class ModelManager:
     Mapping); the factory is called as ``factory(model_id=<canonical id>,
     api_key=api_key, **load_kwargs)``. Every per-id wait is bounded by
     ``lock_timeout`` seconds and raises :class:`LockTimeout` with no state
-    changed.
+    changed. ``lock_timeout`` is a real number in [0,
+    ``threading.TIMEOUT_MAX``] (0: try once); anything else (negative, NaN,
+    infinite, larger, bool, not a number) raises :class:`InvalidArgument` /
+    :class:`InvalidArgumentType` here, never an ``OverflowError`` later.
     """
 
     # Set through the _lifecycle setter (see there).

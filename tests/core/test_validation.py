@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -28,14 +27,6 @@ BAD_IDS: list[tuple[object, type[Exception]]] = [
 BAD_ALIASES: list[tuple[object, type[Exception]]] = [
     ("", InvalidArgument),
     (3, InvalidArgumentType),
-]
-BAD_TIMEOUTS: list[tuple[object, type[Exception]]] = [
-    (-1, InvalidArgument),
-    (float("nan"), InvalidArgument),
-    (float("inf"), InvalidArgument),
-    (True, InvalidArgumentType),
-    ("1", InvalidArgumentType),
-    (None, InvalidArgumentType),
 ]
 BAD_SIZES: list[tuple[object, type[Exception]]] = [
     (0, InvalidArgument),
@@ -139,20 +130,6 @@ def test_bad_delete_from_disk(layer: str) -> None:
     assert state(stack) == before
 
 
-@pytest.mark.parametrize(("value", "error"), BAD_TIMEOUTS)
-def test_bad_lock_timeout(value: object, error: type) -> None:
-    """lock_timeout must be a non-negative finite number."""
-    with pytest.raises(error, match="lock_timeout must be a non-negative finite number"):
-        ModelManager(FakeRegistry(), lock_timeout=value)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(("value", "error"), BAD_TIMEOUTS)
-def test_bad_queue_lock_timeout(value: object, error: type) -> None:
-    """queue_lock_timeout must be a non-negative finite number."""
-    with pytest.raises(error, match="queue_lock_timeout"):
-        WithFixedSizeCache(ModelManager(FakeRegistry()), queue_lock_timeout=value)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize(("value", "error"), BAD_SIZES)
 def test_bad_max_size(value: object, error: type) -> None:
     """max_size must be a positive int, not a bool."""
@@ -181,13 +158,7 @@ def test_bad_registry(registry: object) -> None:
         ModelManager(registry)
 
 
-@pytest.mark.parametrize("value", [0, 0.0, 2, Fraction(1, 2)])
-def test_good_timeouts_accepted(value: object) -> None:
-    """Zero and any finite non-negative real are accepted (stored as float)."""
-    manager = ModelManager(FakeRegistry(), lock_timeout=value)  # type: ignore[arg-type]
-    assert manager.lock_timeout == float(value)  # type: ignore[arg-type]
-    cache = WithFixedSizeCache(manager, queue_lock_timeout=value)  # type: ignore[arg-type]
-    assert cache.queue_lock_timeout == float(value)  # type: ignore[arg-type]
+# Timeouts: tests/core/test_timeouts.py (every timeout parameter x every bad value).
 
 
 @pytest.mark.parametrize(("value", "error"), BAD_IDS)

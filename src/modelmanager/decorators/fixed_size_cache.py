@@ -282,7 +282,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     and logged). With ``memory_free_threshold > 0``, a cold add first evicts
     while ``memory_probe.free_fraction()`` is below the threshold. Waits on the
     LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
-    raise :class:`LockTimeout` with nothing changed.
+    raise :class:`LockTimeout` with nothing changed. ``queue_lock_timeout`` is
+    a real number in [0, ``threading.TIMEOUT_MAX``]; anything else raises
+    :class:`InvalidArgument` / :class:`InvalidArgumentType` here.
     """
 
     # Whether this class keeps every step the warm path of add_model stands in
