@@ -20,6 +20,7 @@ from modelmanager.errors import InvalidArgument, InvalidArgumentType
 __all__ = [
     "TIMEOUT_RANGE",
     "abbreviate",
+    "abbreviate_ids",
     "check_alias",
     "check_bool",
     "check_fraction",
@@ -41,6 +42,14 @@ _ABBREVIATE.maxlist = _ABBREVIATE.maxtuple = _ABBREVIATE.maxset = 6
 def abbreviate(value: object) -> str:
     """``repr(value)``, abbreviated with ``...`` when long (a 10,000-digit int stays readable)."""
     return _ABBREVIATE.repr(value)
+
+
+def abbreviate_ids(ids: list[str], limit: int = 5) -> str:
+    """Up to ``limit`` ids, abbreviated, then how many more: "'a', 'b', ... (98 more)"."""
+    shown = ", ".join(abbreviate(model_id) for model_id in ids[:limit])
+    if len(ids) > limit:
+        shown += f", ... ({len(ids) - limit} more)"
+    return shown
 
 
 def _got(value: object) -> str:

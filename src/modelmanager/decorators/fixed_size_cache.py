@@ -195,6 +195,7 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from modelmanager._validation import (
+    abbreviate_ids,
     check_alias,
     check_api_key,
     check_bool,
@@ -205,7 +206,7 @@ from modelmanager._validation import (
     check_timeout,
 )
 from modelmanager.decorators.base import ModelManagerDecorator
-from modelmanager.errors import LockTimeout, ModelNotFound, attach_secondary
+from modelmanager.errors import InvalidArgument, LockTimeout, ModelNotFound, attach_secondary
 from modelmanager.manager import _clear_all
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
@@ -274,8 +275,32 @@ class _LRUGuard:
             lock.release()
 
 
+def _adoptable(manager: ManagerLike, max_size: int) -> list[str]:
+    """The models ``manager`` already holds, to adopt into a new cache (B20).
+
+    Returned in the inner layer's registration order (least recent first).
+    Raises :class:`InvalidArgument`, nothing changed, when they do not fit
+    ``max_size``: a constructor never unloads anything.
+    """
+    held = manager.keys()
+    if len(held) > max_size:
+        raise InvalidArgument(
+            f"WithFixedSizeCache(max_size={max_size}) over a manager that already holds "
+            f"{len(held)} models ({abbreviate_ids(held)}): remove some from it first "
+            f"(manager.remove(id)) or pass max_size >= {len(held)}"
+        )
+    return held
+
+
 class WithFixedSizeCache(ModelManagerDecorator):
     """Keeps at most ``max_size`` models loaded, evicting the least recently used.
+
+    A manager that already holds models is adopted: they enter the LRU in
+    its registration order (least recent first) when they fit ``max_size``;
+    when they do not, the constructor raises :class:`InvalidArgument` and
+    changes nothing (remove some first, or raise ``max_size``). Build the
+    cache before the inner manager is shared with other threads: a load or
+    removal running on it during the constructor is not adopted reliably.
 
     Thread-safe. Pinned and leased models are never evicted; when only they
     remain, a cold add proceeds over capacity (counted as ``pinned_overflow``
@@ -311,6 +336,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
         probe = check_memory_probe(memory_probe) if memory_probe is not None else None
         super().__init__(manager)
+        adopted = _adoptable(self._manager, max_size)
         self._max_size = max_size
         self._memory_free_threshold = threshold
         self._queue_lock_timeout = queue_timeout
@@ -319,7 +345,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._lru_lock = threading.Lock()
         self._lru_changed = threading.Condition(self._lru_lock)
         # Guarded by _lru_lock (see the module docstring).
-        self._lru: OrderedDict[str, None] = OrderedDict()
+        self._lru: OrderedDict[str, None] = OrderedDict.fromkeys(adopted)
         self._reserved: dict[str, int] = {}
         self._evicting: set[str] = set()
         # Capacity victims in _evicting -> the id of the add that chose them,
