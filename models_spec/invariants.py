@@ -19,8 +19,9 @@ Three scopes:
 * **history**: I15, linearizability against `spec.step`
   (`check_linearizable`).
 
-`CATALOGUE` maps each id to its title, function, needed capabilities,
-scope and the bugs (B1-B17) it catches.
+`CATALOGUE` maps each id to its title, function, needed capabilities and
+scope.  Which bugs break which invariant is declared by the bug modules
+(`models_spec.catalogue`: ``load().breaking("I4")``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "check_i1",
     "check_i2",
     "check_i3",
+    "check_i3_returned",
     "check_i4",
     "check_i5",
     "check_i6",
@@ -59,6 +61,7 @@ __all__ = [
     "check_i15",
     "check_i16",
     "check_linearizable",
+    "live",
 ]
 
 
@@ -311,6 +314,45 @@ def check_i3(snapshot: Snapshot, ghost: Ghost | None = None, *, resolved_id: str
         _fail("I3", f"add_model({resolved_id!r}) returned while its clear_cache runs", model=model)
 
 
+def live(ghost: Ghost, resolved_id: str) -> bool:
+    """Some model of `resolved_id` is constructed, not torn down, and no `clear_cache`
+    of it runs (what "X has a live model" means to I3)."""
+    if ghost.clearing.get(resolved_id, 0):
+        return False
+    return any(m.resolved_id == resolved_id and not m.torn_down for m in list(ghost.models))
+
+
+def check_i3_returned(ghost: Ghost, *, resolved_id: str, live_at_call: bool, since: int) -> None:
+    """I3 under concurrency: `add_model(X)` (or an `acquire` of X) returned normally.
+
+    At some instant during the call X must have had a live model that was
+    not being torn down (`live`): at the call (`live_at_call`, taken by the
+    driver just before calling), at the return (checked now), or made live
+    by an event in between (a construction of X finishing, a `clear_cache`
+    of X failing: the ghost's timeline from `since` = ``ghost.mark()`` at the
+    call).  "Registered and live at return" (`check_i3`) would be wrong under
+    concurrency: the add's last lock release is a switch point, after which
+    another thread may legitimately start removing X.  Catches B4: a hit
+    answered from an unlocked fast path while X's `clear_cache` runs from
+    before the call to after the return.
+    """
+    if live_at_call or live(ghost, resolved_id):
+        return
+    with ghost._lock:
+        events = ghost.events[since:]
+    if any(
+        e.resolved_id == resolved_id and e.kind in ("construct_end", "clear_fail") for e in events
+    ):
+        return
+    _fail(
+        "I3",
+        f"add_model({resolved_id!r}) returned, but at no instant of the call did "
+        f"{resolved_id!r} have a live model that was not being torn down",
+        resolved_id=resolved_id,
+        clearing=dict(ghost.clearing),
+    )
+
+
 def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     """I5 failed remove is a no-op: same registry (same model objects) and the
     exact LRU order and pins."""
@@ -532,33 +574,32 @@ class InvariantInfo:
     function: Callable[..., None]
     needs: frozenset[str]
     scope: str  # "state", "operation" or "history"
-    bugs: tuple[str, ...]
 
 
-def _info(  # noqa: PLR0917 - one positional row per catalogue line reads best
-    id_: str, title: str, fn: Callable[..., Any], needs: Iterable[str], scope: str, bugs: str
+def _info(
+    id_: str, title: str, fn: Callable[..., Any], needs: Iterable[str], scope: str
 ) -> tuple[str, InvariantInfo]:
-    return id_, InvariantInfo(id_, title, fn, frozenset(needs), scope, tuple(bugs.split()))
+    return id_, InvariantInfo(id_, title, fn, frozenset(needs), scope)
 
 
 CATALOGUE: Final[Mapping[str, InvariantInfo]] = dict(
     [
-        _info("I1", "one generation", check_i1, ["lifecycle"], "state", "B1 B2 B3"),
-        _info("I2", "single flight", check_i2, [], "state", "B1 B2 B3 B4"),
-        _info("I3", "add postcondition", check_i3, [], "operation", "B4 B10 B17"),
-        _info("I4", "LRU bijection", check_i4, ["lru"], "state", "B5 B7 B8 B9 B10 B13"),
-        _info("I5", "failed remove is a no-op", check_i5, ["lru"], "operation", "B5 B6"),
-        _info("I6", "failed eviction preserves", check_i6, ["lru", "pins"], "operation", "B9"),
-        _info("I7", "the resolved id is the key", check_i7, [], "state", "B10"),
-        _info("I8", "composition", check_i8, [], "operation", "B11"),
-        _info("I9", "no leaks", check_i9, ["lifecycle"], "state", "B12"),
-        _info("I10", "failures leave no residue", check_i10, [], "operation", "B2 B8 B16"),
-        _info("I11", "capacity", check_i11, ["capacity"], "state", "B14"),
-        _info("I12", "pins", check_i12, ["pins"], "operation", "B9"),
-        _info("I13", "leases", check_i13, ["leases"], "state", "B17"),
-        _info("I14", "progress", check_i14, [], "state", "B15"),
-        _info("I15", "linearizability", check_linearizable, [], "history", "B4 B16 B17"),
-        _info("I16", "errors are never masked", check_i16, [], "operation", "B16"),
+        _info("I1", "one generation", check_i1, ["lifecycle"], "state"),
+        _info("I2", "single flight", check_i2, [], "state"),
+        _info("I3", "add postcondition", check_i3, [], "operation"),
+        _info("I4", "LRU bijection", check_i4, ["lru"], "state"),
+        _info("I5", "failed remove is a no-op", check_i5, ["lru"], "operation"),
+        _info("I6", "failed eviction preserves", check_i6, ["lru", "pins"], "operation"),
+        _info("I7", "the resolved id is the key", check_i7, [], "state"),
+        _info("I8", "composition", check_i8, [], "operation"),
+        _info("I9", "no leaks", check_i9, ["lifecycle"], "state"),
+        _info("I10", "failures leave no residue", check_i10, [], "operation"),
+        _info("I11", "capacity", check_i11, ["capacity"], "state"),
+        _info("I12", "pins", check_i12, ["pins"], "operation"),
+        _info("I13", "leases", check_i13, ["leases"], "state"),
+        _info("I14", "progress", check_i14, [], "state"),
+        _info("I15", "linearizability", check_linearizable, [], "history"),
+        _info("I16", "errors are never masked", check_i16, [], "operation"),
     ]
 )
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from models_spec.adapter import AdapterError, ManagerAdapter, load_adapter
 from models_spec.check import explore_scenario
-from models_spec.scenarios import SCENARIOS, get_scenario
+from models_spec.scenarios import default_scenarios, get_scenario
 
 __all__ = ["conformance_tests", "resolve_adapter"]
 
@@ -74,7 +74,7 @@ def conformance_tests(
     """
     import pytest  # noqa: PLC0415 - pytest is only needed when this is used
 
-    ids = list(scenarios) if scenarios is not None else list(SCENARIOS)
+    ids = list(scenarios) if scenarios is not None else list(default_scenarios())
     for scenario_id in ids:
         get_scenario(scenario_id)  # raises ScenarioError naming the known ids
     if not strategies:

@@ -1,13 +1,19 @@
 """Record the schedule corpus: ``python3 -m models_spec.record_corpus [--bug B4 ...]``.
 
-For each bug, explore its variant with its named scenario (PCT, then
-random, then DPOR, several seeds) until a failure is found; the failure is
-shrunk by lockstep, replayed to confirm it reproduces exactly, and saved as
-``stateful_tests/schedules/B<nn>-<scenario>.json`` with a manifest entry
-(see `models_spec.corpus`).  The file records the variant adapter's patch
-modules (lockstep's explore records them), so ``lockstep replay FILE``
-reproduces it with no flags; `record` checks that it does.  Existing files of the recorded bugs are
-replaced.  Exit status 1 when some bug could not be recorded.
+For each known-bug variant of the catalogue (`models_spec.catalogue`; all
+of them, or those of the bugs given with ``--bug``, or the variants given
+with ``--variant``), explore the variant with its bug's scenario (PCT, then
+random, then DPOR, several seeds) until a failure through one of the
+invariants the bug module says it breaks is found; the failure is shrunk by
+lockstep, replayed to confirm it reproduces exactly, and saved as
+``stateful_tests/schedules/<VariantEntry.corpus_file>`` with a manifest
+entry (see `models_spec.corpus`).  The file records the variant adapter's
+patch modules (lockstep's explore records them), so ``lockstep replay FILE``
+reproduces it with no flags; `record` checks that it does.  Existing files of
+the recorded variants are replaced, manifest entries of variants no longer
+in the catalogue are dropped, and the documentation page (``docs/bugs.md``)
+is rewritten from the catalogue.  Exit status 1 when some variant could not
+be recorded.
 """
 
 from __future__ import annotations
@@ -16,43 +22,35 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from models_spec.catalogue import DOCS_PAGE, VariantEntry, load
 from models_spec.check import explore_scenario, replay_scenario
-from models_spec.corpus import (
-    CORPUS_DIR,
-    CorpusEntry,
-    corpus_file_name,
-    load_corpus,
-    write_manifest,
-)
-from models_spec.scenarios import NAMED, Scenario
-from models_spec.variants import VARIANTS
+from models_spec.corpus import CORPUS_DIR, CorpusEntry, load_corpus, write_manifest
 
-__all__ = ["main", "named_scenario_for", "record"]
+__all__ = ["main", "record"]
 
 _ATTEMPTS = (("pct", 0), ("random", 0), ("pct", 1), ("random", 1), ("dpor", 0))
 
 
-def named_scenario_for(bug: str) -> Scenario:
-    """The named scenario targeting `bug` (raises KeyError naming the bug)."""
-    for scenario in NAMED.values():
-        if bug in scenario.bugs:
-            return scenario
-    raise KeyError(f"no named scenario targets {bug!r}")
-
-
-def record(bug: str, *, budget: int = 2000) -> CorpusEntry | None:
-    """Find, shrink, verify and save the schedule for `bug`; None when none was found."""
-    variant = VARIANTS[bug]()
-    scenario = named_scenario_for(bug)
+def record(entry: VariantEntry, *, budget: int = 2000) -> CorpusEntry | None:
+    """Find, shrink, verify and save the schedule for `entry`; None when none was found."""
+    variant = entry.adapter()
+    scenario = entry.scenario
     for strategy, seed in _ATTEMPTS:
         outcome = explore_scenario(scenario, variant, strategy=strategy, budget=budget, seed=seed)
         failure = outcome.failure
         if failure is None:
             continue
+        if outcome.label not in entry.breaks:
+            print(
+                f"{entry.name}: {strategy} seed {seed} found {outcome.label}, not one of "
+                f"{list(entry.breaks)} its bug module declares; trying the next strategy",
+                file=sys.stderr,
+            )
+            continue
         check = replay_scenario(scenario, variant, failure.schedule)
         if check.kind != outcome.kind or check.label != outcome.label:
             print(
-                f"{bug}: {strategy} seed {seed} found {outcome.label} but replay gave "
+                f"{entry.name}: {strategy} seed {seed} found {outcome.label} but replay gave "
                 f"{check.label or 'no failure'}; trying the next strategy",
                 file=sys.stderr,
             )
@@ -60,19 +58,18 @@ def record(bug: str, *, budget: int = 2000) -> CorpusEntry | None:
         expected_patch = tuple(m.__name__ for m in variant.patch_modules())
         if failure.schedule.patch != expected_patch:  # `lockstep replay FILE` would diverge
             raise RuntimeError(
-                f"{bug}: the schedule records patch {failure.schedule.patch}, "
+                f"{entry.name}: the schedule records patch {failure.schedule.patch}, "
                 f"expected the adapter's {expected_patch}"
             )
-        name = corpus_file_name(bug, scenario.id)
-        path = CORPUS_DIR / name
+        path = CORPUS_DIR / entry.corpus_file
         if path.exists():
             path.unlink()
         failure.schedule.save(path)
         return CorpusEntry(
-            file=name,
-            bug=bug,
+            variant=entry.name,
+            file=entry.corpus_file,
+            bug=entry.bug.id,
             scenario=scenario.id,
-            variant=variant.name,
             kind=outcome.kind,
             label=outcome.label,
             strategy=f"{strategy} seed {seed}",
@@ -81,22 +78,37 @@ def record(bug: str, *, budget: int = 2000) -> CorpusEntry | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Record the corpus for the given bugs (default: all)."""
+    """Record the corpus for the given bugs or variants (default: every variant)."""
+    catalogue = load()
     parser = argparse.ArgumentParser(prog="python3 -m models_spec.record_corpus")
-    parser.add_argument("--bug", action="append", choices=list(VARIANTS), help="repeatable")
+    parser.add_argument("--bug", action="append", choices=list(catalogue.ids), help="repeatable")
+    parser.add_argument(
+        "--variant", action="append", choices=list(catalogue.variants), help="repeatable"
+    )
     parser.add_argument("--budget", type=int, default=2000)
     args = parser.parse_args(argv)
-    entries = load_corpus()
+    chosen = [
+        entry
+        for entry in catalogue.variant_entries
+        if (not args.bug and not args.variant)
+        or entry.bug.id in (args.bug or ())
+        or entry.name in (args.variant or ())
+    ]
+    entries = {name: entry for name, entry in load_corpus().items() if name in catalogue.variants}
     missing: list[str] = []
-    for bug in args.bug or list(VARIANTS):
-        entry = record(bug, budget=args.budget)
-        if entry is None:
-            missing.append(bug)
-            print(f"{bug}: no failing schedule found", file=sys.stderr)
+    for variant in chosen:
+        recorded = record(variant, budget=args.budget)
+        if recorded is None:
+            missing.append(variant.name)
+            print(f"{variant.name}: no failing schedule found", file=sys.stderr)
             continue
-        entries[bug] = entry
-        print(f"{bug}: {entry.file} -> {entry.kind} {entry.label} ({entry.strategy})")
+        entries[variant.name] = recorded
+        print(
+            f"{variant.name}: {recorded.file} -> {recorded.kind} {recorded.label} "
+            f"({recorded.strategy})"
+        )
     write_manifest(entries)
+    DOCS_PAGE.write_text(catalogue.markdown(), encoding="utf-8")
     return 1 if missing else 0
 
 

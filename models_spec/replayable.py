@@ -25,7 +25,6 @@ from models_spec.adapter import (
     loaded_from,
 )
 from models_spec.scenarios import ScenarioError, get_scenario
-from models_spec.variants import VARIANTS
 
 __all__ = ["implementation_token", "replay_name", "resolve"]
 
@@ -57,11 +56,10 @@ def _adapter(implementation: str) -> ManagerAdapter | None:
         return CoreAdapter(int(suffix)) if suffix.isdigit() else None
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
-    for factory in VARIANTS.values():
-        adapter = factory()
-        if adapter.name == implementation:
-            return adapter
-    return None
+    from models_spec.catalogue import load  # noqa: PLC0415 - bug modules import scenarios
+
+    entry = load().variants.get(implementation)
+    return None if entry is None else entry.adapter()
 
 
 def resolve(name: str) -> Callable[[], None]:

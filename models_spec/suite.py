@@ -2,16 +2,18 @@
 
 `SUITE.run(options)` (the `lockstep.suites.Suite` protocol; `options` is a
 `lockstep.suites.SuiteOptions`) runs every scenario of
-`models_spec.scenarios.SCENARIOS`:
+`models_spec.scenarios.default_scenarios()` (the bug catalogue's named
+scenarios, then seeded random ones):
 
 * against the core: `CoreAdapter(0)` with every mode (the lenient replay of
   the scenario's corpus schedule, then PCT, DPOR bounded to 2 preemptions and random
   within the budget), `CoreAdapter(1..3)` with PCT at half the budget (cheap depth
   coverage: those stacks only add pass-through layers), and the bare
   `ModelManager` on the scenarios it supports;
-* against every known-bug variant (`models_spec.variants.VARIANTS`): its own
-  named scenario, by exact replay of the corpus schedule and by each search
-  strategy with 12x the budget (each stops at its first failure);
+* against every known-bug variant of the bug catalogue
+  (`models_spec.catalogue`): its bug's named scenario, by exact replay of
+  its corpus schedule and by each search strategy with 12x the budget (each
+  stops at its first failure);
 * with ``--target module:factory``: every scenario against that adapter
   (`models_spec.adapter.load_adapter`) with every search strategy; no
   variants.
@@ -54,6 +56,7 @@ from models_spec.adapter import (
     ManagerAdapter,
     load_adapter,
 )
+from models_spec.catalogue import DEFAULT_PACKAGE, load
 from models_spec.check import (
     CheckOutcome,
     explore_scenario,
@@ -61,8 +64,7 @@ from models_spec.check import (
     replay_scenario,
 )
 from models_spec.corpus import load_corpus
-from models_spec.scenarios import SCENARIOS, Scenario, get_scenario
-from models_spec.variants import VARIANTS
+from models_spec.scenarios import Scenario, default_scenarios, get_scenario
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -103,6 +105,7 @@ class Job:
     seed: int
     output_dir: str | None
     target: str | None = None
+    catalogue: str = DEFAULT_PACKAGE  # the bug package variants and named scenarios come from
 
 
 @attrs.frozen
@@ -140,9 +143,12 @@ class Cell:
         return self.verdict in ("CORE-FAIL", "FAIL", "ESCAPED")
 
 
-def adapter_for(implementation: str, target: str | None = None) -> ManagerAdapter:
+def adapter_for(
+    implementation: str, target: str | None = None, catalogue: str = DEFAULT_PACKAGE
+) -> ManagerAdapter:
     """The adapter called `implementation`, or the one `target` ("module:factory") loads.
 
+    A known-bug variant is looked up by name in the bug `catalogue` package.
     Raises `AdapterError` for a bad target and KeyError for an unknown name.
     """
     if target is not None:
@@ -151,6 +157,9 @@ def adapter_for(implementation: str, target: str | None = None) -> ManagerAdapte
         return CoreAdapter(int(implementation.removeprefix("core-depth")))
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
+    variant = load(catalogue).variants.get(implementation)
+    if variant is not None:
+        return variant.adapter()
     raise KeyError(f"unknown implementation {implementation!r}")
 
 
@@ -163,10 +172,6 @@ def _strategies(options: SuiteOptions) -> tuple[str, ...]:
     return (options.strategy,) if options.strategy else SEARCH_STRATEGIES
 
 
-def _named_for(bug: str) -> Scenario:
-    return next(s for s in SCENARIOS.values() if bug in s.bugs)
-
-
 def plan_jobs(
     options: SuiteOptions,
     *,
@@ -174,18 +179,26 @@ def plan_jobs(
     scenarios: Sequence[str] | None = None,
     variants: Mapping[str, Callable[[], ManagerAdapter]] | None = None,
     core_depths: Sequence[int] = CORE_DEPTHS,
+    catalogue: str = DEFAULT_PACKAGE,
 ) -> list[Job]:
     """Every job of one run, in table order.
 
-    `scenarios` restricts the scenario ids (default: all of `SCENARIOS`),
-    `variants` replaces the variant registry (factories must be module-level
-    so worker processes can import them), `core_depths` the core depths
-    (the first one runs every mode, the others PCT only, at half the budget).
+    Planned from the bug `catalogue` (a package of bug modules, see
+    `models_spec.catalogue`): its named scenarios and its variants, each on
+    its bug's scenario.  `scenarios` restricts the scenario ids (default: the
+    catalogue's named ones, then the random ones), `variants` replaces the
+    catalogue's variants by a mapping of bug id -> adapter factory (for
+    tests; factories must be module-level so worker processes can import
+    them), `core_depths` the core depths (the first one runs every mode, the
+    others PCT only, at half the budget).
     """
-    selected = {sid: get_scenario(sid) for sid in (scenarios or SCENARIOS)}
-    registry: Mapping[str, Callable[[], ManagerAdapter]] = (
-        VARIANTS if variants is None else variants
-    )
+    bugs = load(catalogue)
+    if scenarios:
+        selected = {sid: bugs.scenarios.get(sid) or get_scenario(sid) for sid in scenarios}
+    elif catalogue == DEFAULT_PACKAGE:
+        selected = dict(default_scenarios())
+    else:
+        selected = dict(bugs.scenarios)
     budget = options.budget or DEFAULT_BUDGET
     deeper_budget = max(1, budget // 2)
     seed = options.seed if options.seed is not None else 0
@@ -202,7 +215,18 @@ def plan_jobs(
         target: str | None = None,
     ) -> None:
         jobs.append(
-            Job(len(jobs), scenario, implementation, role, tuple(modes), n, seed, out, target)
+            Job(
+                len(jobs),
+                scenario,
+                implementation,
+                role,
+                tuple(modes),
+                n,
+                seed,
+                out,
+                target,
+                catalogue,
+            )
         )
 
     if options.target is not None:
@@ -218,6 +242,7 @@ def plan_jobs(
                     seed,
                     out,
                     options.target,
+                    catalogue,
                 )
             )
         return jobs
@@ -233,19 +258,19 @@ def plan_jobs(
                 add(scenario_id, f"core-depth{depth}", "core", strategies[:1], deeper_budget)
         if scenario.supported_by(bare) and scenario.bugs:
             add(scenario_id, bare.name, "core", strategies, budget)
-    for bug, factory in dict(registry).items():
-        named = _named_for(bug)
-        if named.id not in selected:
+    variant_budget = budget * VARIANT_BUDGET_FACTOR
+    if variants is not None:
+        for bug, factory in variants.items():
+            named = bugs.bug(bug).scenario
+            if named.id in selected:
+                name = factory().name
+                add(named.id, name, "variant", strategies, variant_budget, factory_path(factory))
+        return jobs
+    for entry in bugs.variant_entries:
+        if entry.scenario.id not in selected:
             continue
-        replay = ("replay",) if bug in corpus and variants is None else ()
-        add(
-            named.id,
-            factory().name,
-            "variant",
-            (*replay, *strategies),
-            budget * VARIANT_BUDGET_FACTOR,
-            factory_path(factory),
-        )
+        replay = ("replay",) if entry.name in corpus else ()
+        add(entry.scenario.id, entry.name, "variant", (*replay, *strategies), variant_budget)
     return jobs
 
 
@@ -286,17 +311,23 @@ def _write_artifacts(job: Job, mode: str, failure: lockstep.Failure) -> tuple[st
 
 
 def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome:
-    if mode in ("replay", "follow"):
-        entry = load_corpus()[scenario.bugs[0]]
-        runner = replay_scenario if mode == "replay" else follow_scenario
-        return runner(scenario, adapter, entry.schedule())
+    if mode == "replay":  # the variant's own recorded schedule, exactly
+        return replay_scenario(scenario, adapter, load_corpus()[job.implementation].schedule())
+    if mode == "follow":  # the scenario's first recorded schedule, leniently
+        entry = next(e for e in load_corpus().values() if e.scenario == scenario.id)
+        return follow_scenario(scenario, adapter, entry.schedule())
     return explore_scenario(scenario, adapter, strategy=mode, budget=job.budget, seed=job.seed)
+
+
+def _scenario_of(job: Job) -> Scenario:
+    named = load(job.catalogue).scenarios.get(job.scenario)
+    return named if named is not None else get_scenario(job.scenario)
 
 
 def run_job(job: Job) -> Cell:
     """Run every mode of `job`; write artifacts of failures; return its table row."""
-    scenario = get_scenario(job.scenario)
-    adapter = adapter_for(job.implementation, job.target)
+    scenario = _scenario_of(job)
+    adapter = adapter_for(job.implementation, job.target, job.catalogue)
     results: list[ModeResult] = []
     for mode in job.modes:
         outcome = _run_mode(job, scenario, adapter, mode)
@@ -460,6 +491,7 @@ class ModelManagerSuite:
     scenarios: tuple[str, ...] | None = None
     variants: Mapping[str, Callable[[], ManagerAdapter]] | None = None
     core_depths: tuple[int, ...] = CORE_DEPTHS
+    catalogue: str = DEFAULT_PACKAGE
 
     def run(self, options: SuiteOptions) -> int:
         """Plan, run, print; return 0, 1 (a core/target failure or an escape) or 3."""
@@ -482,6 +514,7 @@ class ModelManagerSuite:
             scenarios=self.scenarios,
             variants=self.variants,
             core_depths=self.core_depths,
+            catalogue=self.catalogue,
         )
         start = time.perf_counter()
         cells = run_jobs(jobs, max(1, options.jobs))

@@ -20,14 +20,15 @@ current thread" (a draw of 0), that is fewer preemptions.  It replays from the
 Hypothesis example database, or from the ``@reproduce_failure`` blob that
 Hypothesis prints (``print_blob=True``).
 
-What is checked:
+What is checked is what the named scenarios check, through the same
+operation driver (`models_spec.driver.Driver`: one operation model, one
+history recorder, one I3 check):
 
-* at every switch point: the state invariants of ``models_spec.invariants``
-  that hold at any instant (I1, I2, I4 without duplicates, I7, I11 with the
-  counted over-capacity admissions as slack, I13) on the adapter's snapshot
-  and the fakes' ghost;
-* when an ``add``/``acquire`` returns normally: I3 in its concurrent form
-  (:func:`check_add_returned`);
+* at every switch point: the state invariants that hold at any instant
+  (I1, I2, I4 without duplicates, I7, I11 with the counted over-capacity
+  admissions as slack, I13) on the adapter's snapshot and the fakes' ghost;
+* around every operation: its postconditions (I3 when an ``add`` or
+  ``acquire`` returns normally, I16, I13 for leases, I8);
 * at the end, with every thread joined: the quiescent invariants (I4
   bijection, I7, I9 no leaks) and I15, linearizability of the recorded
   history against ``models_spec.spec`` (``lockstep.linearizability``).
@@ -58,23 +59,12 @@ import attrs
 import hypothesis.strategies as st
 
 import lockstep
-from lockstep.linearizability import HistoryRecorder
 from lockstep.strategies import Choice, ExecutionOutcome, StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy
-from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter, Snapshot
-from models_spec.fakes import LOAD, UNLOAD, Ghost, Script, ScriptedRegistry
-from models_spec.invariants import (
-    InvariantViolation,
-    check_all,
-    check_i1,
-    check_i2,
-    check_i4,
-    check_i7,
-    check_i11,
-    check_i13,
-    check_linearizable,
-)
-from models_spec.spec import encode_outcome, expand_adds, initial_state, resolve
+from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter
+from models_spec.driver import Driver, Op
+from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedRegistry
+from models_spec.spec import resolve
 
 __all__ = [
     "ALIASES",
@@ -84,7 +74,6 @@ __all__ = [
     "Example",
     "Op",
     "RunFirst",
-    "check_add_returned",
     "examples",
     "failure_class",
     "kinds_for",
@@ -99,29 +88,6 @@ ALIASES: Final = (None, "x")
 OPERATION_KINDS: Final = ("add", "remove", "refresh", "lease", "acquire", "pin")
 LOCK_TIMEOUT: Final = 60.0  # virtual seconds: fires only when the schedule chooses it
 UNBOUNDED: Final = 64  # max_size of stacks without the "capacity" capability (never reached)
-
-
-@attrs.frozen
-class Op:
-    """One operation of a thread program (`alias` and `pin` only for add/acquire)."""
-
-    kind: str
-    model_id: str
-    alias: str | None = None
-    pin: bool = False
-
-    @property
-    def resolved_id(self) -> str:
-        """The key the operation acts on."""
-        return resolve(self.model_id, self.alias)
-
-    def __str__(self) -> str:
-        extra = ""
-        if self.alias is not None:
-            extra += f", alias={self.alias!r}"
-        if self.pin:
-            extra += ", pin=True"
-        return f"{self.kind}({self.model_id!r}{extra})"
 
 
 @attrs.frozen
@@ -293,148 +259,7 @@ def failure_class(key: str) -> type[ConcurrentCheckFailed]:
     return cls
 
 
-def _live(ghost: Ghost, resolved_id: str) -> bool:
-    """P(X): some model of X is constructed, not torn down, and no clear_cache of X runs."""
-    if ghost.clearing.get(resolved_id, 0):
-        return False
-    return any(m.resolved_id == resolved_id and not m.torn_down for m in list(ghost.models))
-
-
-def check_add_returned(ghost: Ghost, resolved_id: str, *, live_at_call: bool, since: int) -> None:
-    """I3 in its concurrent form: `add_model(X)` returned normally.
-
-    At some instant during the call, X must have had a live model that was
-    not being torn down.  That instant is the call itself (`live_at_call`),
-    the return (checked now), or a moment made live by an event in between:
-    a construction of X finishing or a failed `clear_cache` of X.  (Checking
-    "registered and live at return" would be wrong under concurrency: the
-    add's last lock release is a switch point, after which another thread
-    may legitimately start removing X.)  Catches B4: an add answered from an
-    unlocked fast path while X's `clear_cache` runs from before the call to
-    after the return.
-    """
-    if live_at_call or _live(ghost, resolved_id):
-        return
-    with ghost._lock:
-        events = ghost.events[since:]
-    if any(
-        e.resolved_id == resolved_id and e.kind in ("construct_end", "clear_fail") for e in events
-    ):
-        return
-    raise InvariantViolation(
-        "I3",
-        f"add_model({resolved_id!r}) returned, but at no instant of the call did "
-        f"{resolved_id!r} have a live model that was not being torn down",
-        resolved_id=resolved_id,
-        clearing=dict(ghost.clearing),
-    )
-
-
-@attrs.define
-class _Execution:
-    """The state one lockstep execution builds (fresh per execution)."""
-
-    example: Example
-    adapter: ManagerAdapter
-    ghost: Ghost
-    stack: Any
-    history: HistoryRecorder
-    snapshot: Callable[[], Snapshot]
-
-
-def _overflow_slack(stack: Any) -> int:
-    stats = getattr(stack, "statistics", None)
-    value = getattr(stats(), "pinned_overflow", 0) if callable(stats) else 0
-    return int(value) if isinstance(value, int) else 0
-
-
-def _state_invariants(run: _Execution) -> None:
-    """The invariants that hold at every switch point."""
-    snap = run.snapshot()
-    caps = run.adapter.capabilities
-    check_i2(snap, run.ghost)
-    check_i13(snap, run.ghost)
-    check_i7(snap, run.ghost, quiescent=False)
-    if "lifecycle" in caps:
-        check_i1(snap, run.ghost)
-    if "lru" in caps:
-        check_i4(snap, run.ghost, quiescent=False)
-    if "capacity" in caps and snap.max_size is not None:
-        # An admission over capacity (only pinned/leased models left) stays
-        # until the next cold add evicts; once the lease is given back it is
-        # no longer "protected", so the counted overflows are slack.
-        check_i11(snap, run.ghost, slack=_overflow_slack(run.stack))
-
-
-def _perform(run: _Execution, process: str, op: Op) -> None:
-    """Run one operation on the current (lockstep) thread, recording its history."""
-    stack, ghost, history = run.stack, run.ghost, run.history
-    rid = op.resolved_id
-    if op.kind in ("lease", "acquire"):
-        _perform_lease(run, process, op)
-        return
-    spec_input: tuple[Any, ...]
-    call: Callable[[], object]
-    if op.kind == "add":
-        spec_input = ("add", op.model_id, op.alias, op.pin)
-        kwargs: dict[str, Any] = {"model_id_alias": op.alias}
-        if op.pin:
-            kwargs["pin"] = True
-        call = lambda: stack.add_model(op.model_id, **kwargs)  # noqa: E731
-    elif op.kind == "remove":
-        spec_input, call = ("remove", rid), lambda: stack.remove(rid)
-    elif op.kind == "refresh":
-        spec_input, call = ("refresh", rid), lambda: stack.refresh(rid)
-    elif op.kind == "pin":
-        spec_input, call = ("pin", rid), lambda: stack.pin_model(rid)
-    else:  # pragma: no cover - examples() draws only the kinds above
-        raise ValueError(f"unknown operation kind {op.kind!r}")
-    live_at_call = _live(ghost, rid)
-    since = ghost.mark()
-    pending = history.invoke(process, spec_input)
-    try:
-        value = call()
-    except Exception as error:
-        history.respond(pending, encode_outcome(error=error))
-        return
-    history.respond(pending, encode_outcome(value))
-    if op.kind == "add":
-        check_add_returned(ghost, rid, live_at_call=live_at_call, since=since)
-
-
-def _perform_lease(run: _Execution, process: str, op: Op) -> None:
-    stack, ghost, history = run.stack, run.ghost, run.history
-    rid = op.resolved_id
-    if op.kind == "lease":
-        spec_input: tuple[Any, ...] = ("lease", rid)
-        manager = stack.lease(rid)
-    else:
-        spec_input = ("acquire", op.model_id, op.alias)
-        manager = stack.acquire(op.model_id, model_id_alias=op.alias)
-    pending = history.invoke(process, spec_input)
-    try:
-        model = manager.__enter__()
-    except Exception as error:
-        history.respond(pending, encode_outcome(error=error))
-        return
-    history.respond(pending, encode_outcome(getattr(model, "token", model)))
-    if getattr(model, "torn_down", False) or ghost.clearing.get(rid, 0):
-        raise InvariantViolation(
-            "I13", f"{op.kind}({rid!r}) handed out a model being torn down: {model!r}"
-        )
-    try:
-        with ghost.use(model):
-            # The inference: another thread may run while the model is in use.
-            lockstep.checkpoint(f"infer:{rid}", resource=rid)
-    finally:
-        release = history.invoke(process, ("release", rid))
-        manager.__exit__(None, None, None)
-        history.respond(release, ("ok", None))
-
-
-def _scenario(
-    example: Example, adapter: ManagerAdapter, box: list[_Execution]
-) -> Callable[[], None]:
+def _scenario(example: Example, adapter: ManagerAdapter, box: list[Driver]) -> Callable[[], None]:
     def scenario() -> None:
         script = example.script()
         registry = ScriptedRegistry(script)
@@ -444,51 +269,26 @@ def _scenario(
             lock_timeout=LOCK_TIMEOUT,
             queue_lock_timeout=LOCK_TIMEOUT,
         )
-        run = _Execution(
-            example=example,
-            adapter=adapter,
-            ghost=registry.ghost,
-            stack=stack,
-            history=HistoryRecorder(),
-            snapshot=lambda: adapter.snapshot(stack),
-        )
-        box.append(run)
+        driver = Driver(adapter, stack, registry.ghost, script, bound=example.max_size)
+        box.append(driver)
         for model_id in example.preload:
-            _perform(run, "setup", Op("add", model_id))
-
-        def state_invariants() -> None:
-            _state_invariants(run)
-
-        lockstep.add_invariant(state_invariants)
+            driver.perform(Op("add", model_id), "setup")
+        for check in driver.state_checks():
+            lockstep.add_invariant(check)
         threads = [
-            lockstep.spawn(_program, run, f"T{index}", program, name=f"T{index}")
+            lockstep.spawn(_program, driver, f"T{index}", program, name=f"T{index}")
             for index, program in enumerate(example.programs)
         ]
         for thread in threads:
             thread.join()
-        _quiescent_invariants(run)
+        driver.quiescence()
 
     return scenario
 
 
-def _program(run: _Execution, process: str, program: tuple[Op, ...]) -> None:
+def _program(driver: Driver, process: str, program: tuple[Op, ...]) -> None:
     for op in program:
-        _perform(run, process, op)
-
-
-def _quiescent_invariants(run: _Execution) -> None:
-    snap = run.snapshot()
-    report = check_all(snap, run.ghost, quiescent=True, capabilities=run.adapter.capabilities)
-    for violation in report.violated:
-        if violation.invariant != "I11":
-            raise violation
-        # check_all judges I11 without slack; an admission over capacity made
-        # while the others were leased legitimately outlives the lease.
-        check_i11(snap, run.ghost, slack=_overflow_slack(run.stack))
-    initial = initial_state(max_size=run.example.max_size, script=run.example.script())
-    # A cold add takes effect at two instants (admission, completion): chosen
-    # semantics 3, modelled by the spec's admit/complete pair.
-    check_linearizable(expand_adds(run.history.history()), initial=initial, max_steps=200_000)
+        driver.perform(op, process)
 
 
 def _invariant_of(failure: Any) -> str | None:
@@ -528,7 +328,7 @@ def run_example(
     """
     adapter = adapter if adapter is not None else CoreAdapter(0)
     strategy = HypothesisStrategy(data)
-    box: list[_Execution] = []
+    box: list[Driver] = []
     result = lockstep.explore(
         _scenario(example, adapter, box),
         strategy=RunFirst(strategy),
@@ -549,12 +349,7 @@ def run_example(
         # Hypothesis, not to the stack under test: hand it back.
         raise control
     invariant = _invariant_of(failure)
-    history = ""
-    if box:
-        history = "\n".join(
-            f"  {op.process}: {op.input!r} -> {op.output!r} [{op.call}, {op.ret}]"
-            for op in box[0].history.history()
-        )
+    history = "\n".join(box[0].history_lines()) if box else ""
     message = (
         f"concurrent check failed on adapter {adapter.name!r}"
         f" ({invariant or failure.kind}): {failure.message}\n\n"

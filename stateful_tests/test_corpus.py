@@ -1,9 +1,10 @@
 """The recorded schedule corpus: every file breaks its variant exactly as recorded.
 
 Each ``stateful_tests/schedules/B<nn>-*.json`` is a shrunk schedule that breaks
-the known-bug variant of its bug (``MANIFEST.json`` says how).  Replayed
+one known-bug variant of the catalogue (``MANIFEST.json`` says how).  Replayed
 exactly on that variant it must fail the same way (failure kind and
-invariant id or exception type).  On the core the choice points differ, so
+invariant id or exception type), through an invariant its bug module says
+it breaks.  On the core the choice points differ, so
 a strict replay would only report a divergence; instead the schedule is
 followed leniently (recorded choices while the core offers them, then a
 deterministic non-preemptive fallback) and the run must pass.
@@ -23,39 +24,52 @@ from pathlib import Path
 import pytest
 
 from models_spec.adapter import CoreAdapter
+from models_spec.catalogue import load
 from models_spec.check import follow_scenario, replay_scenario
 from models_spec.corpus import CORPUS_DIR, load_corpus
 from models_spec.scenarios import get_scenario
-from models_spec.variants import VARIANTS
 
+CATALOGUE = load()
 CORPUS = load_corpus()
 
 
-def test_corpus_covers_every_bug() -> None:
-    """One schedule per bug B1-B17, and every file is in the manifest."""
-    assert sorted(CORPUS, key=lambda b: int(b[1:])) == list(VARIANTS)
+def test_corpus_covers_every_variant_of_the_catalogue() -> None:
+    """One schedule per catalogue variant, named as the catalogue derives it, each listed
+    in the manifest with its bug and scenario; no stray files."""
+    assert list(CORPUS) == list(CATALOGUE.variants), (
+        "record the missing ones: python3 -m models_spec.record_corpus --variant NAME"
+    )
+    for name, entry in CORPUS.items():
+        variant = CATALOGUE.variant(name)
+        assert (entry.file, entry.bug, entry.scenario) == (
+            variant.corpus_file,
+            variant.bug.id,
+            variant.scenario.id,
+        )
     files = {p.name for p in CORPUS_DIR.glob("B*.json")}
     assert files == {entry.file for entry in CORPUS.values()}
 
 
-@pytest.mark.parametrize("bug", list(CORPUS))
-def test_schedule_breaks_its_variant_the_recorded_way(bug: str) -> None:
-    """Exact replay on the variant reproduces the recorded failure kind and invariant."""
-    entry = CORPUS[bug]
-    variant = VARIANTS[bug]()
-    assert variant.name == entry.variant
-    outcome = replay_scenario(get_scenario(entry.scenario), variant, entry.schedule())
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_schedule_breaks_its_variant_the_recorded_way(name: str) -> None:
+    """Exact replay on the variant reproduces the recorded failure kind and invariant,
+    one of those its bug module declares."""
+    entry = CORPUS[name]
+    variant = CATALOGUE.variant(name)
+    assert entry.label in variant.breaks
+    outcome = replay_scenario(variant.scenario, variant.adapter(), entry.schedule())
     assert outcome.kind != "divergence", (
         f"{entry.file} is stale: the core's switch points changed under the variant; "
-        f"re-record with `python3 -m models_spec.record_corpus --bug {bug}`\n{outcome.failure}"
+        f"re-record with `python3 -m models_spec.record_corpus --variant {name}`\n"
+        f"{outcome.failure}"
     )
     assert (outcome.kind, outcome.label) == (entry.kind, entry.label), str(outcome.failure)
 
 
-@pytest.mark.parametrize("bug", list(CORPUS))
-def test_schedule_followed_on_the_core_passes(bug: str) -> None:
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_schedule_followed_on_the_core_passes(name: str) -> None:
     """Followed leniently on the core (depth 0), the same schedule finds nothing."""
-    entry = CORPUS[bug]
+    entry = CORPUS[name]
     outcome = follow_scenario(get_scenario(entry.scenario), CoreAdapter(0), entry.schedule())
     assert outcome.failure is None, str(outcome.failure)
     assert outcome.executions == 1
@@ -76,20 +90,20 @@ def _lockstep_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("bug", list(CORPUS))
-def test_schedule_records_its_variants_patch_modules(bug: str) -> None:
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_schedule_records_its_variants_patch_modules(name: str) -> None:
     """The file names, in order, the modules the variant's adapter patches."""
-    entry = CORPUS[bug]
-    expected = tuple(m.__name__ for m in VARIANTS[bug]().patch_modules())
+    entry = CORPUS[name]
+    expected = tuple(m.__name__ for m in CATALOGUE.variant(name).adapter().patch_modules())
     assert entry.schedule().patch == expected
     assert entry.schedule().line_modules == ()
 
 
-@pytest.mark.parametrize("bug", list(CORPUS))
-def test_lockstep_replay_file_reproduces_without_flags(bug: str) -> None:
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_lockstep_replay_file_reproduces_without_flags(name: str) -> None:
     """`lockstep replay FILE` exits 1 naming the recorded invariant and ends with
     its own command; `lockstep show FILE` reports the same outcome, no divergence."""
-    entry = CORPUS[bug]
+    entry = CORPUS[name]
     relative = str(entry.path().relative_to(CORPUS_DIR.parent.parent))
     replayed = _lockstep_cli("replay", relative)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr

@@ -53,18 +53,18 @@ PACKAGES = ("attrs", "hypothesis", "pytest", "pytest-timeout")
 
 def digest_corpus() -> dict[str, dict[str, Any]]:
     """Replay each corpus schedule on its variant; a digest of each outcome (run in the venv)."""
+    from models_spec.catalogue import load  # noqa: PLC0415
     from models_spec.check import replay_scenario  # noqa: PLC0415
     from models_spec.corpus import load_corpus  # noqa: PLC0415
-    from models_spec.scenarios import get_scenario  # noqa: PLC0415
-    from models_spec.variants import VARIANTS  # noqa: PLC0415
 
     digests: dict[str, dict[str, Any]] = {}
-    for bug, entry in sorted(load_corpus().items()):
-        outcome = replay_scenario(get_scenario(entry.scenario), VARIANTS[bug](), entry.schedule())
+    for name, entry in load_corpus().items():
+        variant = load().variant(name)
+        outcome = replay_scenario(variant.scenario, variant.adapter(), entry.schedule())
         failure = outcome.failure
         steps = [] if failure is None else failure.trace.steps
         sequence = "\n".join(f"{s.thread}|{s.op.kind}|{s.op.label}" for s in steps)
-        digests[bug] = {
+        digests[name] = {
             "kind": outcome.kind,
             "label": outcome.label,
             "steps": len(steps),

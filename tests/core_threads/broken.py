@@ -1,101 +1,53 @@
-"""Deliberately broken variants of the core, one per guarded bug.
+"""Known-bug variants the real-thread scenarios must catch: the catalogue's own.
 
-Each variant changes exactly one step of the core (through the extension
-points the core documents, or a private attribute where it has none) to
-reintroduce one upstream bug; ``test_broken_variants.py`` runs the matching
-scenario against it and asserts the scenario fails with the invariant's
-message. They reach into private attributes on purpose: they exist to prove
-the tests can fail, not as examples of how to extend the core.
+Each case runs one real-thread scenario (``scenarios.py``) against a
+known-bug variant of the core and expects it to fail with the message of
+the invariant the scenario guards.  The variants are the bug catalogue's
+(`models_spec.catalogue`: one module per bug under ``models_spec/bugs/``),
+built through their adapters with this package's fakes, so the lockstep
+suite and these real-thread tests judge the same broken code.  The two B17
+classes below have no catalogue counterpart yet (they put the bug back on
+the eviction path and in ``acquire``, which the catalogue's B17 scenario
+does not exercise); they reach into private attributes on purpose.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import attrs
 
-from modelmanager import LockTimeout, Model, ModelManager, WithFixedSizeCache
-from modelmanager.lifecycle import LifecycleTable
+from modelmanager import Model, ModelManager, WithFixedSizeCache
+from models_spec.catalogue import load
 
 from .helpers import GATE_TIMEOUT, FakeRegistry
-from .scenarios import build_pressure_cache
+from .scenarios import PressureOnce
 
 __all__ = ["BROKEN_CASES", "BrokenCase"]
 
 
-# ------------------------------------------------------ lifecycle (B1-B3)
+def _variant(
+    name: str,
+    *,
+    max_size: int = 2,
+    queue_lock_timeout: float = GATE_TIMEOUT,
+    pressure: bool = False,
+) -> Callable[[FakeRegistry], Any]:
+    """A builder of the catalogue variant `name` over a real-thread registry."""
+    entry = load().variant(name)
 
+    def build(registry: FakeRegistry) -> Any:
+        return entry.adapter().build(
+            registry,
+            max_size=3 if pressure else max_size,
+            memory_probe=PressureOnce() if pressure else None,
+            lock_timeout=GATE_TIMEOUT,
+            queue_lock_timeout=queue_lock_timeout,
+        )
 
-class _RetiringTable(LifecycleTable):
-    """A table whose holder retires the entry itself, ignoring reservations.
-
-    ``retire_while_holding(failed)`` / ``retire_after_release(failed)`` say
-    when the outermost holder deletes the id's entry (upstream's behaviour).
-    """
-
-    def retire_while_holding(self, failed: bool) -> bool:
-        return False
-
-    def retire_after_release(self, failed: bool) -> bool:
-        return False
-
-    def _retire(self, entry: Any) -> None:
-        with self._state_lock:
-            if self._entries.get(entry.resolved_id) is entry:
-                del self._entries[entry.resolved_id]
-
-    @contextmanager
-    def hold(self, resolved_id: str, timeout: float) -> Iterator[None]:
-        entry = self._reserve(resolved_id)
-        try:
-            if not entry.lock.acquire(timeout=timeout):
-                raise LockTimeout(f"the lifecycle lock of model {resolved_id!r}", timeout)
-            failed = True
-            outermost = entry.depth == 0
-            try:
-                entry.depth += 1
-                yield
-                failed = False
-            finally:
-                entry.depth -= 1
-                if outermost and self.retire_while_holding(failed):
-                    self._retire(entry)
-                entry.lock.release()
-                if outermost and self.retire_after_release(failed):
-                    self._retire(entry)
-        finally:
-            self._release_reservation(entry)
-
-
-class RetireWhileHolding(_RetiringTable):
-    """B1: the holder deletes the id's lock entry before releasing the lock."""
-
-    def retire_while_holding(self, failed: bool) -> bool:
-        return True
-
-
-class RetireOnFailureWhileHolding(_RetiringTable):
-    """B2: a failed holder (constructor raised) deletes the entry before releasing."""
-
-    def retire_while_holding(self, failed: bool) -> bool:
-        return failed
-
-
-class RetireAfterRelease(_RetiringTable):
-    """B3: "dispose after release": the entry goes right after the lock is released."""
-
-    def retire_after_release(self, failed: bool) -> bool:
-        return True
-
-
-def _manager_with(table: type[LifecycleTable], registry: FakeRegistry) -> ModelManager:
-    manager = ModelManager(registry, lock_timeout=GATE_TIMEOUT)
-    manager._lifecycle = table()  # type: ignore[attr-defined]
-    return manager
+    return build
 
 
 def _cache(
@@ -107,176 +59,7 @@ def _cache(
     return cls(manager, max_size=max_size, queue_lock_timeout=GATE_TIMEOUT, **kwargs)
 
 
-# ------------------------------------------------------------------- B4
-
-
-class UnlockedWarmFastPath(WithFixedSizeCache):
-    """B4: "already loaded?" answered without the id's lifecycle (upstream's decorator)."""
-
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-        **load_kwargs: Any,
-    ) -> None:
-        if model_id in self._manager:  # races a removal in progress
-            with self._lru_guard():
-                self._lru[model_id] = None  # upstream re-appends to the LRU
-                self._lru.move_to_end(model_id)
-            return
-        super().add_model(model_id, api_key, model_id_alias, pin=pin, **load_kwargs)
-
-
-# -------------------------------------------------------------- B7, B8
-
-
-class _DequeLRU:
-    """Upstream's LRU: a deque with duplicates, behind the OrderedDict calls the core makes."""
-
-    def __init__(self) -> None:
-        self._items: deque[str] = deque()
-
-    def append(self, model_id: str) -> None:
-        self._items.append(model_id)
-
-    def remove_every(self, model_id: str) -> None:
-        while model_id in self._items:
-            self._items.remove(model_id)
-
-    def __contains__(self, model_id: object) -> bool:
-        return model_id in self._items
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._items))
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __setitem__(self, model_id: str, value: None) -> None:
-        if model_id not in self._items:
-            self._items.append(model_id)
-
-    def move_to_end(self, model_id: str) -> None:
-        self._items.remove(model_id)
-        self._items.append(model_id)
-
-    def pop(self, model_id: str, default: Any = None) -> Any:
-        try:
-            self._items.remove(model_id)
-        except ValueError:
-            return default
-        return None
-
-
-class AppendBeforeLoad(WithFixedSizeCache):
-    """B7: an unlocked "not loaded" check, then the id is appended before loading."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._lru = _DequeLRU()  # type: ignore[assignment]
-
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-        **load_kwargs: Any,
-    ) -> None:
-        if model_id not in self._manager:
-            with self._lru_guard():
-                self._lru.append(model_id)  # type: ignore[attr-defined]
-        super().add_model(model_id, api_key, model_id_alias, pin=pin, **load_kwargs)
-
-    def _commit_load(self, resolved_id: str, pin: bool) -> None:
-        with self._lru_changed:  # the id was appended before the load
-            self._unreserve_locked(resolved_id)
-            if pin:
-                self._pins.add(resolved_id)
-            self._lru_changed.notify_all()
-
-    def _release_slot(self, resolved_id: str) -> None:
-        super()._release_slot(resolved_id)
-        with self._lru_guard():
-            self._drop_after_failure(resolved_id)
-
-    def _drop_after_failure(self, resolved_id: str) -> None:
-        self._lru.pop(resolved_id, None)  # one occurrence: our own append
-
-
-class RemoveEveryOccurrenceOnFailure(AppendBeforeLoad):
-    """B8: the failure path removes every occurrence, a concurrent success's included."""
-
-    def _drop_after_failure(self, resolved_id: str) -> None:
-        self._lru.remove_every(resolved_id)  # type: ignore[attr-defined]
-
-
-# ------------------------------------------------------------------ B14
-
-
-class NoInFlightAccounting(WithFixedSizeCache):
-    """B14: admission compares only registered models against max_size."""
-
-    def _in_flight_locked(self) -> int:
-        return 0
-
-
-# ------------------------------------------------------------------ B15
-
-
-class LockHeldAcrossEviction(WithFixedSizeCache):
-    """B15: the queue lock inference calls take is held across the unloads.
-
-    Modelled as a second lock that eviction holds while unloading and that
-    every LRU-touching call takes first (upstream holds one lock for both).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._queue_lock = threading.Lock()
-
-    def _queue(self) -> AbstractContextManager[None]:
-        @contextmanager
-        def held() -> Iterator[None]:
-            if not self._queue_lock.acquire(timeout=self._queue_lock_timeout):
-                raise LockTimeout("the LRU lock", self._queue_lock_timeout)
-            try:
-                yield
-            finally:
-                self._queue_lock.release()
-
-        return held()
-
-    def _evict(self, victims: list[str], cause: str) -> int:
-        with self._queue():
-            return super()._evict(victims, cause)
-
-    def refresh(self, model_id: str) -> None:
-        with self._queue():
-            super().refresh(model_id)
-
-    def lease(self, model_id: str) -> AbstractContextManager[Model]:
-        with self._queue():
-            pass
-        return super().lease(model_id)
-
-    def lru_order(self) -> list[str]:
-        with self._queue():
-            return super().lru_order()
-
-
 # ------------------------------------------------------------------ B17
-
-
-class NoLeaseDrain(ModelManager):
-    """B17: remove unloads without waiting for leases to be given back."""
-
-    def _wait_for_leases(self, resolved_id: str) -> None:
-        return None
 
 
 class EvictionIgnoresLeases(WithFixedSizeCache):
@@ -340,71 +123,59 @@ class BrokenCase:
 
 
 BROKEN_CASES: tuple[BrokenCase, ...] = (
+    BrokenCase("B1-remove-add", "B1", _variant("variant-B1-generation-split"), "two constructors"),
     BrokenCase(
-        "B1-remove-add", "B1", lambda r: _manager_with(RetireWhileHolding, r), "two constructors"
-    ),
-    BrokenCase(
-        "B1-remove-add", "B3", lambda r: _manager_with(RetireAfterRelease, r), "two constructors"
+        "B1-remove-add", "B3", _variant("variant-B3-dispose-after-release"), "two constructors"
     ),
     BrokenCase(
         "B2-failed-constructor",
         "B2",
-        lambda r: _manager_with(RetireOnFailureWhileHolding, r),
+        _variant("variant-B2-constructor-failure-split"),
         "two constructors",
     ),
     BrokenCase(
         "B2-failed-constructor",
         "B3",
-        lambda r: _manager_with(RetireAfterRelease, r),
+        _variant("variant-B3-dispose-after-release"),
         "two constructors",
     ),
-    BrokenCase(
-        "B4-add-during-removal",
-        "B4",
-        lambda r: _cache(_plain(r), cls=UnlockedWarmFastPath),
-        "I3 violated",
-    ),
-    BrokenCase(
-        "B7-concurrent-cold-adds",
-        "B7",
-        lambda r: _cache(_plain(r), cls=AppendBeforeLoad),
-        "duplicates",
-    ),
+    BrokenCase("B4-add-during-removal", "B4", _variant("variant-B4-warm-fast-path"), "I3 violated"),
+    BrokenCase("B7-concurrent-cold-adds", "B7", _variant("variant-B7-duplicate-lru"), "duplicates"),
     BrokenCase(
         "B8-failed-and-successful-add",
         "B8",
-        lambda r: _cache(_plain(r), cls=RemoveEveryOccurrenceOnFailure),
+        _variant("variant-B8-remove-every-occurrence"),
         "differs from registered",
     ),
     BrokenCase(
         "B14-admission-in-flight",
         "B14",
-        lambda r: _cache(_plain(r), cls=NoInFlightAccounting),
+        _variant("variant-B14-admission-overshoot"),
         r"\(I11\)",
     ),
     BrokenCase(
         "B14-admission-waits-for-in-flight",
         "B14",
-        lambda r: _cache(_plain(r), max_size=1, cls=NoInFlightAccounting),
+        _variant("variant-B14-admission-overshoot", max_size=1),
         r"\(I11\)",
     ),
     BrokenCase(
         "B15-refresh-during-eviction",
         "B15",
         # A short queue timeout so the blocked refresh gives up quickly.
-        lambda r: LockHeldAcrossEviction(_plain(r), max_size=2, queue_lock_timeout=0.5),
+        _variant("variant-B15-queue-lock-across-unload", queue_lock_timeout=0.5),
         "waited on the LRU lock",
     ),
     BrokenCase(
         "B15-refresh-during-memory-eviction",
         "B15",
-        lambda r: build_pressure_cache(r, cls=LockHeldAcrossEviction, queue_lock_timeout=0.5),
+        _variant("variant-B15-queue-lock-across-unload", queue_lock_timeout=0.5, pressure=True),
         "waited on the LRU lock",
     ),
     BrokenCase(
         "B17-remove-waits-for-lease",
         "B17",
-        lambda r: _cache(NoLeaseDrain(r, lock_timeout=GATE_TIMEOUT)),
+        _variant("variant-B17-unload-under-lease"),
         "I13 violated",
     ),
     BrokenCase(

@@ -1,13 +1,13 @@
 """The concurrent Hypothesis machine finds known bugs from scratch.
 
 For each bug, the machine (`stateful_tests.concurrent_machine`) runs against
-the bug's known-bug variant (`models_spec.variants.VARIANTS`) with a fixed
+the bug's first known-bug variant (`models_spec.catalogue`) with a fixed
 budget: at most `BUDGET` examples, `derandomize=True` and no example
 database, so every run draws the same examples and the outcome is
-deterministic.  It must find, and shrink, a violation of one of the bug's own
-invariants (the catalogue's, `models_spec.invariants.CATALOGUE`, plus the
-documented `EXTRA`); failures through other invariants are counted and
-reported but do not count as finding the bug.
+deterministic.  It must find, and shrink, a violation of one of the
+invariants the bug module says the variant breaks (`breaks`); failures
+through other invariants are counted and reported but do not count as
+finding the bug.
 
 Measured with this budget on the shared 2-core machine (shrunk results; the
 times are for generation plus shrinking, 5-60 s each depending on load):
@@ -29,8 +29,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
-from models_spec.invariants import CATALOGUE
-from models_spec.variants import VARIANTS
+from models_spec.catalogue import load
 from stateful_tests.concurrent_machine import (
     ConcurrentCheckFailed,
     Example,
@@ -44,18 +43,11 @@ BUDGET = 300
 """At most this many examples (each one lockstep execution) per bug."""
 
 
-# Beyond the catalogue: two generations of one id (B1) break the id's mutual
-# exclusion as a whole, so besides two overlapping constructors (I2) a split
-# shows as a second, non-overlapping construction overwriting the first model,
-# which is then never torn down (I9), or as a remove unloading a model leased
-# under the other generation (I13).
-EXTRA = {"B1": frozenset({"I9", "I13"})}
-
-
 def _catalogue(bug: str) -> frozenset[str]:
-    """The invariants that catch `bug`: the catalogue's (e.g. B7: I4) and `EXTRA`."""
-    listed = frozenset(i for i, info in CATALOGUE.items() if bug in info.bugs)
-    return listed | EXTRA.get(bug, frozenset())
+    """The invariants that catch `bug`'s first variant, as its bug module declares them
+    (e.g. B7: I4; B1 also I9 and I13: two generations of one id break its mutual
+    exclusion as a whole, not only as two overlapping constructors)."""
+    return frozenset(load().bug(bug).breaks)
 
 
 def _hunt(
@@ -72,7 +64,7 @@ def _hunt(
     searches for, and shrinks, a violation of the bug's own invariants.
     Returns that (shrunk) failure, or None when the budget ran out.
     """
-    adapter = VARIANTS[bug]()
+    adapter = load().variants_of(bug)[0].adapter()
     wanted = _catalogue(bug)
     counts = seen if seen is not None else Counter()
 

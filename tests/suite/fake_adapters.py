@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
 from models_spec.adapter import CoreAdapter
-from models_spec.variants._base import VariantAdapter, cache_over_manager
+from models_spec.bugs._support import VariantAdapter, cache_over_manager
 
 
 def never_breaks() -> CoreAdapter:

@@ -6,7 +6,9 @@ import pytest
 
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.check import explore_scenario
-from models_spec.scenarios import NAMED, random_scenario
+from models_spec.scenarios import named_scenarios, random_scenario
+
+NAMED = named_scenarios()
 
 REPRESENTATIVE = (
     "B4-warm-fast-path-bypass",

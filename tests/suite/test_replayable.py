@@ -6,20 +6,22 @@ import pytest
 
 import lockstep
 from lockstep._cli import load_scenario
+from models_spec.catalogue import load
 from models_spec.corpus import load_corpus
 from models_spec.replayable import replay_name, resolve
-from models_spec.variants import VARIANTS
 
 
 def test_corpus_schedule_ids_resolve_and_replay_to_the_recorded_failure() -> None:
     """lockstep._cli.load_scenario finds the corpus's scenario; replay fails as recorded."""
-    entry = load_corpus()["B13"]
+    entry = load_corpus()["variant-B13-refresh-phantom"]
     schedule = entry.schedule()
     assert schedule.scenario_id == (
         f"models_spec.replayable:{replay_name(entry.scenario, entry.variant)}"
     )
     scenario = load_scenario(schedule.scenario_id)
-    result = lockstep.replay(scenario, schedule, patch=VARIANTS["B13"]().patch_modules())
+    result = lockstep.replay(
+        scenario, schedule, patch=load().variant(entry.variant).adapter().patch_modules()
+    )
     assert result.failure is not None
     assert result.failure.invariant == entry.label
 

@@ -8,15 +8,19 @@ import lockstep
 from lockstep.suites import SuiteOptions
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.scenarios import (
-    NAMED,
-    SCENARIOS,
     Op,
     ScenarioError,
+    Setup,
+    default_scenarios,
     get_scenario,
+    named_scenarios,
     random_scenario,
     random_scenarios,
 )
 from models_spec.suite import plan_jobs
+
+NAMED = named_scenarios()
+SCENARIOS = default_scenarios()
 
 
 def test_every_named_scenario_has_one_bug_and_a_stable_id() -> None:
@@ -45,6 +49,13 @@ def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
         (lambda: random_scenario("1"), "seed must be an int"),  # type: ignore[arg-type]
         (lambda: random_scenarios(-1), "count must be an int >= 0"),
         (lambda: get_scenario("B99-nothing"), "unknown scenario 'B99-nothing'"),
+        (lambda: Op("remove", "X", alias="A"), "alias is for add and acquire"),
+        (lambda: Op("add", "X", body_raises=True), "body_raises is for lease and acquire"),
+        (lambda: Setup(lock_timeout=float("inf")), "Setup.lock_timeout must be a finite"),
+        (lambda: Setup(queue_lock_timeout=-1), "Setup.queue_lock_timeout must be a finite"),
+        (lambda: Setup(lock_timeout=True), "Setup.lock_timeout must be a finite"),
+        (lambda: Setup(lock_timeout=1e300), "threading.TIMEOUT_MAX"),
+        (lambda: Setup(max_size=0), "Setup.max_size must be an int >= 1"),
     ],
 )
 def test_bad_declarations_raise_scenario_error(call: object, message: str) -> None:

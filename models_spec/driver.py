@@ -1,0 +1,538 @@
+"""The operation driver: one operation model, one way to run, record and check an operation.
+
+Both concurrent harnesses drive stacks through this module: the named and
+random scenarios (`models_spec.scenarios.World`) and the concurrent
+Hypothesis machine (`stateful_tests.concurrent_machine`).  So there is one
+operation value (`Op`), one history recorder (a `Driver` records every
+public call as an invoke/return pair in `spec.py`'s encoding), one I3 check
+(`invariants.check_i3_returned`) and one set of per-step and quiescent
+checks.
+
+A `Driver` belongs to one lockstep execution of one stack:
+
+* `perform(op, process)` runs `op` on the calling (lockstep) thread, records
+  it and checks its postconditions: I3 when an add or acquire returns
+  normally; I16 (the first scripted failure of the op's own thread is the
+  one raised); for ops marked ``exclusive`` (no other thread touches the
+  stack meanwhile) the before/after checks I3 (strong form), I5, I6, I10,
+  I12; I8 when a public call raises AttributeError or TypeError (a layer
+  does not compose); I13 when a lease hands out a model being torn down
+  or inference on a leased model finds it torn down.
+* `state_checks()` are the invariants that hold at every switch point, one
+  callable per invariant named after its id, for ``lockstep.add_invariant``:
+  I1, I2, I4 (no duplicates), I7, I11 (over-capacity admissions counted by
+  the stack are slack), I13, and I14 when a lock probe is set.
+* `quiescence(linearizable=...)` checks the quiescent invariants (I4
+  bijection, I7, I9, ...) and I15: the recorded history, plus a final
+  observation of ``keys`` and ``lru``, against `spec.step`, with each add
+  split into admission and completion (`spec.expand_adds`).
+
+Every violation is reported with `violate`: a per-execution lockstep
+invariant named after the invariant id that raises it at the next switch
+point, so a lockstep `Failure` has kind "invariant" and `invariant` = the
+id, whichever harness ran it.  Executions in which I15 could not be judged
+are counted (`i15_skips`), never passed silently.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+import lockstep
+from lockstep.linearizability import HistoryRecorder, check_linearizability
+from lockstep.lowlevel import current_step
+from models_spec.adapter import ManagerAdapter, Snapshot
+from models_spec.fakes import (
+    Ghost,
+    Script,
+    ScriptedLoadError,
+    ScriptedUnloadError,
+    TornDownModelError,
+)
+from models_spec.invariants import (
+    InvariantSkipped,
+    InvariantViolation,
+    check_all,
+    check_i1,
+    check_i2,
+    check_i3,
+    check_i3_returned,
+    check_i4,
+    check_i5,
+    check_i6,
+    check_i7,
+    check_i10,
+    check_i11,
+    check_i12,
+    check_i13,
+    check_i14,
+    check_i16,
+    live,
+)
+from models_spec.spec import encode_outcome, expand_adds, initial_state, resolve, step
+
+__all__ = [
+    "OP_KINDS",
+    "OP_NEEDS",
+    "UNBOUNDED",
+    "Driver",
+    "LeaseBodyError",
+    "Op",
+    "ScenarioError",
+    "i15_skips",
+]
+
+OP_KINDS: Final = frozenset(
+    {"add", "remove", "refresh", "lease", "acquire", "getitem", "pin", "unpin", "describe"}
+)
+OP_NEEDS: Final[Mapping[str, frozenset[str]]] = {
+    "refresh": frozenset({"refresh"}),
+    "lease": frozenset({"leases"}),
+    "acquire": frozenset({"leases"}),
+    "pin": frozenset({"pins"}),
+    "unpin": frozenset({"pins"}),
+}
+"""The capability each op kind needs (kinds not listed need none)."""
+
+UNBOUNDED: Final = 1_000_000
+"""The spec's `max_size` for stacks without the "capacity" capability (never reached)."""
+
+
+class ScenarioError(ValueError):
+    """A scenario or an op was declared or looked up wrongly (the message names the value)."""
+
+
+class LeaseBodyError(RuntimeError):
+    """Raised inside a lease or acquire body by an op with ``body_raises=True``."""
+
+
+@attrs.frozen
+class Op:
+    """One public operation a thread performs.
+
+    `kind` is one of `OP_KINDS`; `model_id` the id (the canonical id for adds
+    and acquires, the resolved id otherwise); `alias` and `pin` for adds
+    (`alias` also for acquires); `exclusive`: no other thread touches the
+    stack while this op runs, so before/after postconditions (I3 strong
+    form, I5, I6, I10, I12) are checked; `body_raises` (lease and acquire):
+    the body inside the ``with`` raises `LeaseBodyError` after using the model.
+    """
+
+    kind: str
+    model_id: str = ""
+    alias: str | None = None
+    pin: bool = False
+    exclusive: bool = False
+    body_raises: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in OP_KINDS:
+            raise ScenarioError(f"op kind must be one of {sorted(OP_KINDS)} (got {self.kind!r})")
+        if self.kind != "describe" and (not isinstance(self.model_id, str) or not self.model_id):
+            raise ScenarioError(f"op {self.kind!r} needs a non-empty model_id")
+        if self.body_raises and self.kind not in ("lease", "acquire"):
+            raise ScenarioError(f"body_raises is for lease and acquire ops (got {self.kind!r})")
+        if self.alias is not None and self.kind not in ("add", "acquire"):
+            raise ScenarioError(f"alias is for add and acquire ops (got {self.kind!r})")
+        if self.pin and self.kind != "add":
+            raise ScenarioError(f"pin=True is for add ops (got {self.kind!r})")
+
+    @property
+    def resolved_id(self) -> str:
+        """The key the op acts on."""
+        return resolve(self.model_id, self.alias)
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The capabilities this op needs."""
+        needs = set(OP_NEEDS.get(self.kind, frozenset()))
+        if self.alias is not None:
+            needs.add("aliases")
+        return frozenset(needs)
+
+    def __str__(self) -> str:
+        alias = f" as {self.alias}" if self.alias else ""
+        pin = " pinned" if self.pin else ""
+        raises = " (body raises)" if self.body_raises else ""
+        return f"{self.kind}({self.model_id}{alias}{pin}){raises}" if self.model_id else self.kind
+
+
+# ----------------------------------------------------------------- I15 skips
+
+_I15_SKIPS: dict[str, int] = {}
+_I15_SKIPS_LOCK: Final = _thread.allocate_lock()  # never patched by lockstep
+
+
+def _note_i15_skip(reason: str) -> None:
+    with _I15_SKIPS_LOCK:
+        _I15_SKIPS[reason] = _I15_SKIPS.get(reason, 0) + 1
+
+
+def i15_skips() -> dict[str, int]:
+    """Executions (in this process so far) where I15 was not judged, by reason.
+
+    A copy; thread-safe.  Compare two readings to count one exploration's skips.
+    """
+    with _I15_SKIPS_LOCK:
+        return dict(_I15_SKIPS)
+
+
+# ------------------------------------------------------------------- helpers
+
+_EXPECTED_ERRORS: Final = (
+    ScriptedLoadError,
+    ScriptedUnloadError,
+    TimeoutError,
+    LookupError,
+    ExceptionGroup,
+)
+
+
+def _expected(error: BaseException) -> bool:
+    """Outcomes the spec models (not a broken stack)."""
+    if isinstance(error, _EXPECTED_ERRORS):
+        return True
+    # Upstream's name for a lock wait failure (a user's implementation may raise it).
+    return any(cls.__name__ == "ModelManagerLockAcquisitionError" for cls in type(error).__mro__)
+
+
+def _is_timeout(error: BaseException | None) -> bool:
+    return isinstance(error, TimeoutError) or (
+        error is not None and type(error).__name__ == "ModelManagerLockAcquisitionError"
+    )
+
+
+def _named(name: str, fn: Callable[[], None]) -> Callable[[], None]:
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _skipping(fn: Callable[[], None]) -> Callable[[], None]:
+    def checked() -> None:
+        with contextlib.suppress(InvariantSkipped):
+            fn()
+
+    return checked
+
+
+def _overflow_slack(stack: Any) -> int:
+    """Admissions over capacity the stack counted (``statistics().pinned_overflow``)."""
+    stats = getattr(stack, "statistics", None)
+    value = getattr(stats(), "pinned_overflow", 0) if callable(stats) else 0
+    return int(value) if isinstance(value, int) else 0
+
+
+class Driver:
+    """Runs operations on one stack within one lockstep execution (see the module doc).
+
+    `bound` is the `max_size` the sequential spec uses for I15 (the stack's
+    own, or `UNBOUNDED` when the adapter has no "capacity" capability).
+    """
+
+    def __init__(
+        self,
+        adapter: ManagerAdapter,
+        stack: Any,
+        ghost: Ghost,
+        script: Script,
+        *,
+        bound: int,
+    ) -> None:
+        self.adapter = adapter
+        self.stack = stack
+        self.ghost = ghost
+        self.script = script
+        self.bound = bound
+        self.caps = frozenset(adapter.capabilities)
+        self.recorder = HistoryRecorder()
+        self.timeouts = 0
+        self.lin_result: Any = None
+        self._reported: set[str] = set()
+        self._cached: tuple[int, Snapshot] | None = None
+
+    # -- reporting ------------------------------------------------------------------
+
+    def violate(self, violation: InvariantViolation) -> None:
+        """Report `violation` as a failure of the invariant it names (at the next step)."""
+        name = violation.invariant
+        if name in self._reported:
+            return
+        self._reported.add(name)
+
+        def raiser() -> None:
+            raise violation
+
+        lockstep.add_invariant(_named(name, raiser))
+        lockstep.checkpoint(f"{name} violated")
+
+    def _guard(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except InvariantSkipped:
+            pass
+        except InvariantViolation as violation:
+            self.violate(violation)
+
+    # -- state invariants -------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The adapter's snapshot of the stack (never switches threads)."""
+        return self.adapter.snapshot(self.stack)
+
+    def step_snapshot(self) -> Snapshot:
+        """One snapshot per stopped state, shared by the per-step checks."""
+        current = current_step()
+        step_number = -1 if current is None else current
+        cached = self._cached
+        if cached is not None and cached[0] == step_number and step_number >= 0:
+            return cached[1]
+        snap = self.snapshot()
+        self._cached = (step_number, snap)
+        return snap
+
+    def state_checks(self) -> list[Callable[[], None]]:
+        """The per-step invariants, one callable each, named after the invariant id."""
+        caps, ghost = self.caps, self.ghost
+        checks: list[tuple[str, Callable[[], None]]] = [
+            ("I2", lambda: check_i2(None, ghost)),
+            (
+                "I13",
+                lambda: check_i13(self.step_snapshot() if "leases" in caps else None, ghost),
+            ),
+            ("I7", lambda: check_i7(self.step_snapshot(), ghost, quiescent=False)),
+        ]
+        if "lifecycle" in caps:
+            checks.append(("I1", lambda: check_i1(self.step_snapshot(), ghost)))
+        if "lru" in caps:
+            checks.append(("I4", lambda: check_i4(self.step_snapshot(), ghost, quiescent=False)))
+        if "capacity" in caps:
+            # An admission over capacity (only pinned or leased models left)
+            # stays until the next cold add evicts; once the pin or lease is
+            # gone it is no longer protected, so the counted overflows are slack.
+            checks.append(("I11", self._check_capacity))
+        if ghost.lock_probe is not None:
+            checks.append(("I14", lambda: check_i14(None, ghost)))
+        return [_named(name, _skipping(fn)) for name, fn in checks]
+
+    def _check_capacity(self) -> None:
+        snap = self.step_snapshot()
+        try:
+            check_i11(snap, self.ghost)
+        except InvariantViolation:  # the slack costs a statistics() call: only when needed
+            check_i11(snap, self.ghost, slack=_overflow_slack(self.stack))
+
+    # -- operations -------------------------------------------------------------------
+
+    def perform(self, op: Op, process: str) -> None:
+        """Run `op` through the stack as `process`, record it, check its postconditions."""
+        mark = self.ghost.mark()
+        ident = _thread.get_ident()
+        before = self.snapshot() if op.exclusive else None
+        error: Exception | None = None
+        try:
+            self._call(op, process)
+        except Exception as exc:  # classified below: expected outcomes vs broken stacks
+            if isinstance(exc, InvariantViolation):
+                self.violate(exc)
+                return
+            if isinstance(exc, AttributeError | TypeError):
+                self.violate(
+                    InvariantViolation(
+                        "I8",
+                        f"{op} raised {type(exc).__name__}: a layer of the stack does not "
+                        f"compose ({exc})",
+                    )
+                )
+                return
+            if not _expected(exc) and not isinstance(exc, LeaseBodyError):
+                raise
+            error = exc
+        if _is_timeout(error):
+            self.timeouts += 1
+        self._postconditions(op, None if isinstance(error, LeaseBodyError) else error, mark, ident)
+        if before is not None:
+            self._exclusive_postconditions(op, error, before)
+
+    def _call(self, op: Op, process: str) -> Any:
+        stack, recorder = self.stack, self.recorder
+        kind, mid = op.kind, op.model_id
+        if kind == "describe":
+            stack.describe_models()
+            return None
+        if kind in ("lease", "acquire"):
+            return self._lease(op, process)
+        inputs: dict[str, tuple[Any, ...]] = {
+            "add": ("add", mid, op.alias, op.pin),
+            "remove": ("remove", mid),
+            "refresh": ("refresh", mid),
+            "getitem": ("getitem", mid),
+            "pin": ("pin", mid),
+            "unpin": ("unpin", mid),
+        }
+        live_at_call = live(self.ghost, op.resolved_id)
+        since = self.ghost.mark()
+        pending = recorder.invoke(process, inputs[kind])
+        value: Any = None
+        try:
+            if kind == "add":
+                if op.pin:
+                    stack.add_model(mid, None, op.alias, pin=True)
+                else:
+                    stack.add_model(mid, None, op.alias)
+            elif kind == "remove":
+                stack.remove(mid)
+            elif kind == "refresh":
+                stack.refresh(mid)
+            elif kind == "getitem":
+                value = getattr(stack[mid], "token", None)
+            elif kind == "pin":
+                stack.pin_model(mid)
+            else:
+                stack.unpin_model(mid)
+        except Exception as exc:
+            if _expected(exc):
+                recorder.respond(pending, encode_outcome(error=exc))
+            raise
+        recorder.respond(pending, encode_outcome(value))
+        if kind == "add":
+            check_i3_returned(
+                self.ghost, resolved_id=op.resolved_id, live_at_call=live_at_call, since=since
+            )
+        return value
+
+    def _lease(self, op: Op, process: str) -> Any:
+        stack, recorder, ghost, rid = self.stack, self.recorder, self.ghost, op.resolved_id
+        live_at_call = live(ghost, rid)
+        since = ghost.mark()
+        if op.kind == "lease":
+            pending = recorder.invoke(process, ("lease", rid))
+            manager = stack.lease(rid)
+        else:
+            pending = recorder.invoke(process, ("acquire", op.model_id, op.alias))
+            manager = stack.acquire(op.model_id, None, op.alias)
+        try:
+            model = manager.__enter__()
+        except Exception as exc:
+            if _expected(exc):
+                recorder.respond(pending, encode_outcome(error=exc))
+            raise
+        token = getattr(model, "token", None)
+        recorder.respond(pending, encode_outcome(token))
+        if op.kind == "acquire":
+            check_i3_returned(ghost, resolved_id=rid, live_at_call=live_at_call, since=since)
+        if getattr(model, "torn_down", False) or ghost.clearing.get(rid, 0):
+            raise InvariantViolation(
+                "I13", f"{op.kind}({rid!r}) handed out a model being torn down: {model!r}"
+            )
+        body_error: BaseException | None = None
+        release = None
+        try:
+            with ghost.use(model):
+                lockstep.checkpoint(f"infer:{rid}", resource=rid)
+                try:
+                    model.infer()
+                except TornDownModelError as exc:
+                    raise InvariantViolation("I13", f"inference on a leased model: {exc}") from exc
+            if op.body_raises:
+                raise LeaseBodyError(f"the body of {op} raised (on purpose)")
+        except BaseException as exc:
+            body_error = exc
+        release = recorder.invoke(process, ("release", rid))
+        try:
+            if body_error is None:
+                manager.__exit__(None, None, None)
+            elif manager.__exit__(type(body_error), body_error, body_error.__traceback__):
+                body_error = None  # the context manager swallowed it (a bug, seen as I18)
+        finally:
+            recorder.respond(release, ("ok", None))
+        if body_error is not None:
+            raise body_error
+        return token
+
+    def _postconditions(self, op: Op, error: Exception | None, mark: int, ident: int) -> None:
+        rid = op.resolved_id
+        if op.kind in ("add", "acquire", "remove"):
+            target = rid if op.kind == "remove" else None
+            self._guard(
+                lambda: check_i16(error, self.ghost, since=mark, thread=ident, target=target)
+            )
+
+    def _exclusive_postconditions(self, op: Op, error: Exception | None, before: Snapshot) -> None:
+        rid = op.resolved_id
+        after = self.snapshot()
+        if op.kind == "add":
+            if error is None:
+                self._guard(lambda: check_i3(after, self.ghost, resolved_id=rid))
+            elif isinstance(error, ScriptedUnloadError) and "lru" in self.caps:
+                evicted = set(before.registered) - set(after.registered)
+                self._guard(
+                    lambda: check_i6(
+                        before, after, evicted=evicted, failed_candidate=error.resolved_id
+                    )
+                )
+            else:
+                self._guard(lambda: check_i10(before, after, self.ghost, resolved_id=rid))
+        elif op.kind == "remove" and error is not None:
+            self._guard(lambda: check_i5(before, after, resolved_id=rid))
+        if "pins" in self.caps:
+            removed = [rid] if op.kind == "remove" else []
+            self._guard(lambda: check_i12(before, after, removed=removed))
+
+    # -- quiescence ---------------------------------------------------------------------
+
+    def quiescence(self, *, linearizable: bool = True) -> None:
+        """Every state invariant at quiescence, then I15 unless `linearizable` is False."""
+        report = check_all(
+            self.snapshot(),
+            self.ghost,
+            quiescent=True,
+            capabilities=self.caps,
+            capacity_slack=_overflow_slack(self.stack),
+        )
+        if report.violated:
+            self.violate(report.violated[0])
+            return
+        if not linearizable:
+            _note_i15_skip("the scenario runs operations the spec does not model")
+            return
+        self._observe_final_state()
+        self._check_linearizable()
+
+    def _observe_final_state(self) -> None:
+        """Record what the stack holds at quiescence, so I15 also judges the end state."""
+        keys = self.recorder.invoke("main", ("keys",))
+        self.recorder.respond(keys, ("ok", tuple(sorted(self.stack.keys()))))
+        if "lru" in self.caps:
+            lru = self.recorder.invoke("main", ("lru",))
+            self.recorder.respond(lru, ("ok", tuple(self.stack.lru_order())))
+
+    def _check_linearizable(self) -> None:
+        """I15 on the recorded history; a violation carries the history and the verdict
+        (``history`` and ``lin_result`` attributes) for the HTML report."""
+        # A cold add takes effect at two instants (chosen semantics 3): its
+        # admission (victims evicted, slot reserved) and its completion.
+        history = expand_adds(self.recorder.history())
+        initial = initial_state(max_size=self.bound, script=self.script)
+        result = check_linearizability(history, step, initial=initial, max_steps=200_000)
+        self.lin_result = result
+        if result.verdict == "unknown":
+            _note_i15_skip("the linearizability search ran out of its step budget")
+        if result.verdict == "illegal":
+            violation = InvariantViolation(
+                "I15", "history is not linearizable under models_spec.spec", explanation=str(result)
+            )
+            violation.history = history  # type: ignore[attr-defined]
+            violation.lin_result = result  # type: ignore[attr-defined]
+            self.violate(violation)
+
+    def history_lines(self) -> list[str]:
+        """The recorded history, one operation per line (for failure reports)."""
+        return [
+            f"  {op.process}: {op.input!r} -> {op.output!r} [{op.call}, {op.ret}]"
+            for op in self.recorder.history()
+        ]
