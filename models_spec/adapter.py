@@ -6,7 +6,8 @@ passed), a `build` that stacks it on a registry, a `snapshot` of its
 observable state and the modules lockstep must patch.  `CoreAdapter(depth)`
 puts our own core under test at decorator depths 0-3; `BareManagerAdapter`
 the plain `ModelManager` (no LRU); `load_adapter("module:factory")` loads a
-user's adapter.
+user's adapter, and `target_specs("module")` names every adapter a module
+lists in its ``ADAPTERS`` (a module target checks them all).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ __all__ = [
     "CoreAdapter",
     "ManagerAdapter",
     "Snapshot",
+    "TargetUnavailable",
     "core_adapters",
     "load_adapter",
     "loaded_from",
+    "target_specs",
 ]
 
 CAPABILITIES: Final = frozenset(
@@ -125,6 +128,17 @@ class ManagerAdapter(Protocol):
 
 class AdapterError(Exception):
     """`load_adapter` could not load a valid adapter (the message says why and what to do)."""
+
+
+class TargetUnavailable(AdapterError, ImportError):
+    """The implementation a target checks is not installed here.
+
+    Raised by a target's module or adapter factory; the message is one line
+    naming what is missing and the command that installs it.  `load_adapter`
+    and `target_specs` pass it on unchanged (``lockstep check`` prints it and
+    exits 2).  An `ImportError`, so importing a schedule's recorded module
+    that needs the implementation fails the same way.
+    """
 
 
 def _core_modules() -> list[ModuleType]:
@@ -342,12 +356,7 @@ def load_adapter(target: str) -> ManagerAdapter:
         raise AdapterError(
             f"adapter target must look like 'package.module:factory' (got {target!r})"
         )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise AdapterError(
-            f"cannot import module {module_name!r} of adapter target {target!r}: {error}"
-        ) from error
+    module = _import_target_module(module_name, target)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -358,11 +367,58 @@ def load_adapter(target: str) -> ManagerAdapter:
     ):
         try:
             obj = obj()
+        except TargetUnavailable:
+            raise
         except Exception as error:
             raise AdapterError(f"calling adapter factory {target!r} failed: {error!r}") from error
     adapter = _validate(obj, target)
     _LOADED_FROM[id(adapter)] = (adapter, target)
     return adapter
+
+
+def _import_target_module(module_name: str, target: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except TargetUnavailable:
+        raise
+    except ImportError as error:
+        raise AdapterError(
+            f"cannot import module {module_name!r} of adapter target {target!r}: {error}"
+        ) from error
+
+
+def target_specs(target: str) -> tuple[str, ...]:
+    """The ``"module:factory"`` targets `target` stands for.
+
+    ``"module:factory"`` stands for itself; a bare ``"module"`` for
+    ``"module:<name>"`` for every name in the module's ``ADAPTERS`` (a
+    sequence of attribute names, in table order).  Raises `AdapterError`
+    naming the problem (`TargetUnavailable` passes through unchanged).
+    """
+    if isinstance(target, str) and ":" not in target and target:
+        try:
+            module = importlib.import_module(target)
+        except TargetUnavailable:
+            raise
+        except ImportError as error:
+            raise AdapterError(
+                f"adapter target must look like 'package.module:factory', or name a module "
+                f"listing its adapters in ADAPTERS; cannot import {target!r}: {error}"
+            ) from error
+        names = getattr(module, "ADAPTERS", None)
+        if (
+            isinstance(names, str)
+            or not isinstance(names, Sequence)
+            or not names
+            or not all(isinstance(n, str) and n for n in names)
+        ):
+            raise AdapterError(
+                f"module target {target!r} must list its adapters' attribute names in a "
+                f"non-empty ADAPTERS sequence of str (got {names!r}); or name one adapter "
+                f"as '{target}:factory'"
+            )
+        return tuple(f"{target}:{name}" for name in names)
+    return (target,)  # `load_adapter` validates it
 
 
 # Adapters `load_adapter` returned, by identity, with the target they came

@@ -16,17 +16,20 @@ scenarios, then seeded random ones):
   stops at its first failure);
 * with ``--target module:factory``: every scenario against that adapter
   (`models_spec.adapter.load_adapter`) with every search strategy; no
-  variants.
+  variants.  ``--target module`` checks every adapter the module lists in
+  ``ADAPTERS`` (`models_spec.adapter.target_specs`), one row each.
 
 It prints a table (scenario x implementation -> verdict, invariant broken,
 executions, time, the search strategies that caught it) and a summary.
 Verdicts: PASS; CORE-FAIL (the core failed: a bug in the core or the
 harness); FAIL (the ``--target`` failed); CAUGHT (a variant failed its own
 scenario); ESCAPED (it did not); SKIP (a capability is missing).  The exit
-status is 1 when anything is CORE-FAIL, FAIL or ESCAPED, 3 when the target
-cannot be loaded, else 0.  Every failure's schedule (``Schedule.save``) and
-HTML timeline (``lockstep.report.render_html``) are written to
-``options.output_dir`` (default ``./lockstep-report``).
+status is 1 when anything is CORE-FAIL, FAIL or ESCAPED, 2 when the target's
+implementation is not installed (`TargetUnavailable`: one line naming the
+install command), 3 when the target cannot be loaded, else 0.  Every
+failure's schedule (``Schedule.save``) and HTML timeline
+(``lockstep.report.render_html``) are written to ``options.output_dir``
+(default ``./lockstep-report``).
 
 ``options.jobs > 1`` runs the jobs (one per scenario x implementation) in
 worker processes; every job is a pure function of its inputs (seeded
@@ -54,7 +57,9 @@ from models_spec.adapter import (
     BareManagerAdapter,
     CoreAdapter,
     ManagerAdapter,
+    TargetUnavailable,
     load_adapter,
+    target_specs,
 )
 from models_spec.catalogue import DEFAULT_PACKAGE, load
 from models_spec.check import (
@@ -89,7 +94,7 @@ VARIANT_BUDGET_FACTOR: Final = 12
 SEARCH_STRATEGIES: Final = ("pct", "dpor", "random")
 DEFAULT_OUTPUT_DIR: Final = Path("lockstep-report")
 CORE_DEPTHS: Final = (0, 1, 2, 3)
-EXIT_OK, EXIT_FAILURE, EXIT_INPUT = 0, 1, 3
+EXIT_OK, EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_INPUT = 0, 1, 2, 3
 
 
 @attrs.frozen
@@ -176,6 +181,7 @@ def plan_jobs(
     options: SuiteOptions,
     *,
     target_name: str | None = None,
+    targets: Sequence[tuple[str, str]] | None = None,
     scenarios: Sequence[str] | None = None,
     variants: Mapping[str, Callable[[], ManagerAdapter]] | None = None,
     core_depths: Sequence[int] = CORE_DEPTHS,
@@ -191,6 +197,8 @@ def plan_jobs(
     tests; factories must be module-level so worker processes can import
     them), `core_depths` the core depths (the first one runs every mode, the
     others PCT only, at half the budget).
+    `targets` lists (implementation name, "module:factory") pairs for
+    ``options.target`` (default: the target itself, named `target_name`).
     """
     bugs = load(catalogue)
     if scenarios:
@@ -230,21 +238,23 @@ def plan_jobs(
         )
 
     if options.target is not None:
+        pairs = targets or ((target_name or options.target, options.target),)
         for scenario_id in selected:
-            jobs.append(
-                Job(
-                    len(jobs),
-                    scenario_id,
-                    target_name or options.target,
-                    "target",
-                    strategies,
-                    budget,
-                    seed,
-                    out,
-                    options.target,
-                    catalogue,
+            for name, spec in pairs:
+                jobs.append(
+                    Job(
+                        len(jobs),
+                        scenario_id,
+                        name,
+                        "target",
+                        strategies,
+                        budget,
+                        seed,
+                        out,
+                        spec,
+                        catalogue,
+                    )
                 )
-            )
         return jobs
     corpus = load_corpus()
     with_corpus = {entry.scenario for entry in corpus.values()}
@@ -494,12 +504,17 @@ class ModelManagerSuite:
     catalogue: str = DEFAULT_PACKAGE
 
     def run(self, options: SuiteOptions) -> int:
-        """Plan, run, print; return 0, 1 (a core/target failure or an escape) or 3."""
+        """Plan, run, print; return 0, 1 (a core/target failure or an escape), 2 or 3."""
         out = self.stream if self.stream is not None else sys.stdout
-        target_name = None
+        targets: tuple[tuple[str, str], ...] = ()
         if options.target is not None:
             try:
-                target_name = load_adapter(options.target).name
+                targets = tuple(
+                    (load_adapter(spec).name, spec) for spec in target_specs(options.target)
+                )
+            except TargetUnavailable as error:
+                print(f"lockstep check: {error}", file=sys.stderr)
+                return EXIT_UNAVAILABLE
             except AdapterError as error:
                 print(f"lockstep check: cannot load --target: {error}", file=sys.stderr)
                 return EXIT_INPUT
@@ -510,7 +525,7 @@ class ModelManagerSuite:
             return EXIT_INPUT
         jobs = plan_jobs(
             options,
-            target_name=target_name,
+            targets=targets or None,
             scenarios=self.scenarios,
             variants=self.variants,
             core_depths=self.core_depths,

@@ -1,0 +1,161 @@
+"""The model manager of roboflow's `inference` server (1.8.3) under the suite.
+
+``lockstep check --target models_spec.targets.roboflow_inference`` runs
+every scenario against the adapters named in `ADAPTERS`, built on the real
+``inference.core.managers`` classes with the suite's scripted fakes
+(`UpstreamRegistry`: nothing goes to the network or the disk):
+
+* ``stack`` (`inference-stack`): ``WithFixedSizeCache(ModelManager(registry),
+  max_size=N)``, how the server stacks them.  Capabilities: ``lru`` (the
+  ``_key_queue`` deque), ``pins`` (``pin_model``; there is no unpin),
+  ``capacity`` (``max_size``; in-flight loads = constructors running),
+  ``refresh`` (an inference request) and ``aliases`` (``model_id_alias``);
+* ``manager`` (`inference-manager`): the bare ``ModelManager``, which shows
+  the per-model lock generations without the cache's LRU bugs in front of
+  them (on the stack, every split-generation schedule first puts the id
+  twice into the LRU);
+* ``manager_never_dispose`` (`inference-manager-never-dispose`): the
+  control, the same manager with lock disposal taken out
+  (`NeverDisposeModelManager`): what fails on ``manager`` and passes here
+  fails because of the disposal.
+
+Not declared, so the scenarios needing them are SKIP, never PASS:
+``leases`` (upstream has no lease: inference holds no claim on a model),
+``lifecycle`` (the per-model lock table has no reservation counts, and it
+keeps one lock per loaded id by design, so the suite's I1/I9 would judge a
+design, not a race), ``memory`` (memory pressure is read from
+``torch.cuda`` directly, with no probe to inject, and is off by default).
+
+The adapters ignore `build`'s ``lock_timeout``/``queue_lock_timeout``:
+upstream reads its timeouts from the environment at import
+(`_environment.ENVIRONMENT`: 60 s and 5 s, its defaults); lockstep offers
+every timed wait's timeout as a scheduling choice whatever its length.
+
+Creating an adapter imports upstream (`upstream`); without the package it
+raises `TargetUnavailable` naming the install command.  A source checkout
+first on ``sys.path`` (``PYTHONPATH=/path/to/inference-checkout``) is
+checked instead of the installed package (see docs/roboflow-inference.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, Final
+
+import attrs
+
+from models_spec.adapter import Snapshot
+from models_spec.targets.roboflow_inference._environment import (
+    ENVIRONMENT,
+    REQUIREMENTS,
+    SUPPORTED_VERSIONS,
+    import_upstream,
+    install_command,
+)
+
+__all__ = [
+    "ADAPTERS",
+    "ENVIRONMENT",
+    "REQUIREMENTS",
+    "SUPPORTED_VERSIONS",
+    "UpstreamAdapter",
+    "install_command",
+    "manager",
+    "manager_never_dispose",
+    "stack",
+]
+
+STACK_CAPABILITIES: Final = frozenset({"lru", "pins", "capacity", "refresh", "aliases"})
+MANAGER_CAPABILITIES: Final = frozenset({"aliases"})
+
+
+@attrs.define
+class UpstreamAdapter:
+    """An upstream stack: ``WithFixedSizeCache`` over the manager (`cache`) or the
+    manager alone; the manager is ``ModelManager`` or, with `never_dispose`,
+    the control `NeverDisposeModelManager`."""
+
+    name: str
+    capabilities: frozenset[str]
+    cache: bool
+    never_dispose: bool = False
+
+    def build(
+        self,
+        registry: Any,
+        *,
+        max_size: int,
+        memory_probe: Any = None,
+        lock_timeout: float = 60.0,
+        queue_lock_timeout: float = 5.0,
+    ) -> Any:
+        """A fresh upstream stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
+        del memory_probe, lock_timeout, queue_lock_timeout  # see the module docstring
+        from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
+        from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
+            ARTIFACT_CACHE,
+            UpstreamRegistry,
+        )
+        from models_spec.targets.roboflow_inference._stack import UpstreamStack  # noqa: PLC0415
+
+        manager_class: Any = upstream.ModelManager
+        if self.never_dispose:
+            from models_spec.targets.roboflow_inference._controls import (  # noqa: PLC0415
+                NeverDisposeModelManager,
+            )
+
+            manager_class = NeverDisposeModelManager
+        kwargs: dict[str, Any] = {}
+        if "content_addressed_artifact_cache" in inspect.signature(manager_class).parameters:
+            kwargs["content_addressed_artifact_cache"] = ARTIFACT_CACHE
+        manager_obj = manager_class(UpstreamRegistry(registry), **kwargs)
+        cache = upstream.WithFixedSizeCache(manager_obj, max_size=max_size) if self.cache else None
+        top = cache if cache is not None else manager_obj
+        return UpstreamStack(top, manager_obj, cache, registry.ghost)
+
+    def snapshot(self, stack: Any) -> Snapshot:
+        """Registered models; with the cache, its deque, pins, bound and loads in flight."""
+        registered = dict(stack.manager._models)
+        cache = stack.cache
+        if cache is None:
+            return Snapshot(registered=registered)
+        return Snapshot(
+            registered=registered,
+            lru=tuple(cache._key_queue),
+            pins=frozenset(cache._pinned_models),
+            in_flight_loads=sum(stack.ghost.constructing.values()),
+            max_size=cache.max_size,
+        )
+
+    def patch_modules(self) -> Sequence[ModuleType]:
+        """Upstream's manager modules (`upstream.PATCH_MODULES`)."""
+        from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
+
+        return [importlib.import_module(name) for name in upstream.PATCH_MODULES]
+
+
+def stack() -> UpstreamAdapter:
+    """``WithFixedSizeCache(ModelManager(registry), max_size=N)``, as the server stacks them."""
+    import_upstream()
+    return UpstreamAdapter("inference-stack", STACK_CAPABILITIES, cache=True)
+
+
+def manager() -> UpstreamAdapter:
+    """The bare ``ModelManager``."""
+    import_upstream()
+    return UpstreamAdapter("inference-manager", MANAGER_CAPABILITIES, cache=False)
+
+
+def manager_never_dispose() -> UpstreamAdapter:
+    """The control: ``ModelManager`` that never disposes its per-model locks."""
+    import_upstream()
+    return UpstreamAdapter(
+        "inference-manager-never-dispose", MANAGER_CAPABILITIES, cache=False, never_dispose=True
+    )
+
+
+ADAPTERS: Final = ("stack", "manager", "manager_never_dispose")
+"""What ``--target models_spec.targets.roboflow_inference`` checks, in table order."""
