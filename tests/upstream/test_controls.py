@@ -1,0 +1,54 @@
+"""Controls: what fails on upstream's manager because it disposes per-model locks passes
+on the same manager with disposal taken out, so the table shows cause, not coincidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from models_spec.adapter import load_adapter
+from models_spec.check import explore_scenario, follow_scenario
+from models_spec.scenarios import get_scenario
+from models_spec.suite import DEFAULT_BUDGET
+from models_spec.upstream_schedules import load_manifest
+from tests.upstream._upstream import require_upstream
+
+require_upstream()
+
+TARGET = "models_spec.targets.roboflow_inference"
+DISPOSAL_SCENARIOS = (
+    "B1-remove-add-generation-split",
+    "B2-constructor-failure-split",
+    "B3-dispose-after-release",
+)
+MANAGER_ENTRIES = [e for e in load_manifest() if e.implementation == "inference-manager"]
+
+
+@pytest.mark.parametrize("scenario", DISPOSAL_SCENARIOS)
+@pytest.mark.parametrize("strategy", ["pct", "dpor", "random"])
+def test_never_dispose_control_passes_where_the_manager_fails(scenario: str, strategy: str) -> None:
+    """The manager fails each of these scenarios; the control passes the same search."""
+    control = load_adapter(f"{TARGET}:manager_never_dispose")
+    outcome = explore_scenario(
+        get_scenario(scenario), control, strategy=strategy, budget=DEFAULT_BUDGET, seed=0
+    )
+    assert outcome.failure is None, str(outcome.failure)
+    assert outcome.executions >= 1
+
+
+def test_the_manager_fails_every_disposal_scenario() -> None:
+    """Cause needs an effect: a recorded failure of the manager exists for each scenario."""
+    assert {e.scenario for e in MANAGER_ENTRIES} == set(DISPOSAL_SCENARIOS)
+
+
+@pytest.mark.parametrize(
+    "entry", MANAGER_ENTRIES, ids=[e.file.removesuffix(".json") for e in MANAGER_ENTRIES]
+)
+def test_the_failing_interleaving_passes_on_the_control(entry: object) -> None:
+    """Each recorded manager failure, followed on the control as far as it offers the same
+    choices, ends without a failure: only the disposal differs."""
+    import lockstep
+
+    control = load_adapter(f"{TARGET}:manager_never_dispose")
+    schedule = lockstep.Schedule.load(entry.path())  # type: ignore[attr-defined]
+    outcome = follow_scenario(get_scenario(entry.scenario), control, schedule)  # type: ignore[attr-defined]
+    assert outcome.failure is None, str(outcome.failure)
