@@ -40,6 +40,7 @@ from models_spec.adapter import TargetUnavailable, load_adapter, target_specs
 from models_spec.check import explore_scenario, replay_scenario
 from models_spec.scenarios import get_scenario
 from models_spec.suite import DEFAULT_BUDGET, Cell, plan_jobs, render_table, run_jobs
+from models_spec.targets.roboflow_inference._environment import ENVIRONMENT
 from models_spec.targets.roboflow_inference.findings import SKIP_REASONS, classify
 from models_spec.upstream_schedules import (
     DIRECTORY,
@@ -212,10 +213,17 @@ def _write_schedules(observations: Sequence[Observation], version: str) -> list[
     return unclassified
 
 
-def _cell_text(cell: Cell) -> str:
-    if cell.verdict == "SKIP":
-        return "SKIP"
-    return f"{cell.verdict} {cell.label}" if cell.label else cell.verdict
+def _summary_cell(cell: Cell, observations: Sequence[Observation]) -> str:
+    if cell.verdict != "FAIL":
+        return cell.verdict
+    mine = {
+        o.invariant: _bug(o)
+        for o in observations
+        if o.implementation == cell.implementation and o.scenario == cell.scenario
+    }
+    text = f"FAIL {cell.label} ({mine.get(cell.label, '?')})"
+    others = [f"{inv} ({bug})" for inv, bug in mine.items() if inv != cell.label]
+    return text + (f"; also {', '.join(others)}" if others else "")
 
 
 def _escape(text: str) -> str:
@@ -270,8 +278,26 @@ def _render(
         "| --- | " + " | ".join("---" for _ in implementations) + " |",
     ]
     for scenario in scenarios:
-        row = [_cell_text(by_key[(scenario, i)].cell) for i in implementations]
+        row = [_summary_cell(by_key[(scenario, i)].cell, observations) for i in implementations]
         lines.append(f"| {scenario} | " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "A cell is the check's verdict and the invariant of its first failure, with the bug "
+        "that failure is in `upstream-bugs.md`; *also* lists the other failures the "
+        "strategies and the sweep found in the same scenario.",
+    ]
+    lines += [
+        "",
+        "### Upstream's settings during the check",
+        "",
+        "Set in the environment before `inference` is imported "
+        "(`models_spec/targets/roboflow_inference/_environment.py`), whatever the "
+        "process had:",
+        "",
+        "| variable | value | why |",
+        "| --- | --- | --- |",
+        *(f"| `{e.name}` | `{e.value}` | {e.why} |" for e in ENVIRONMENT),
+    ]
     lines += [
         "",
         "### What `lockstep check --target models_spec.targets.roboflow_inference` prints",
