@@ -9,8 +9,8 @@ This namespace is the documented public API (``docs/api.md``; a test checks that
 :mod:`lockstep.queue` and :mod:`lockstep.time` (the controlled stand-ins, with the
 standard modules' API), :mod:`lockstep.strategies`, :mod:`lockstep.errors`,
 :mod:`lockstep.linearizability`, :mod:`lockstep.report`, :mod:`lockstep.suites`,
-:mod:`lockstep.lowlevel` and :mod:`lockstep.pytest_plugin`. Modules whose names start with ``_`` are the
-implementation: they may change in any release.
+:mod:`lockstep.lowlevel` and :mod:`lockstep.pytest_plugin`. Modules whose names start
+with ``_`` are the implementation: they may change in any release.
 """
 
 from lockstep import errors as errors
