@@ -9,6 +9,7 @@ from types import ModuleType
 import attrs
 
 from lockstep import _primitives as primitives
+from lockstep._backend import Backend, resolve_backend
 from lockstep._patching import resolve_module
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
 from lockstep._schedule import Granularity, Schedule
@@ -41,6 +42,7 @@ class Options:
     granularity: Granularity = "op"
     line_files: frozenset[str] = frozenset()
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
+    backend: str = "thread"
 
 
 def scenario_id_of(scenario: object) -> str | None:
@@ -85,9 +87,13 @@ def replay_command_for(
 
 
 def run_execution(
-    scenario: Scenario, strategy: Strategy, options: Options, template: Schedule
+    scenario: Scenario, strategy: Strategy, options: Options, template: Schedule, backend: Backend
 ) -> Run:
-    """Run one execution (begin_execution is the caller's job); return the finished Run."""
+    """Run one execution on ``backend`` (begin_execution is the caller's job); return the Run.
+
+    ``backend`` is opened by the caller for the whole series of executions
+    (``open_backend(options.backend)``).
+    """
     run = Run(
         strategy,
         max_steps=options.max_steps,
@@ -95,6 +101,7 @@ def run_execution(
         invariants=options.invariants,
         line_files=options.line_files,
         stall_timeout=options.stall_timeout,
+        backend=backend,
     )
     main = primitives.Thread(name="main")
     run.execute(scenario, main)
@@ -131,6 +138,7 @@ def make_options(
     granularity: str,
     line_modules: Iterable[ModuleRef],
     stall_timeout: float,
+    backend: str | None = None,
 ) -> Options:
     """Validate the shared settings (raises InvalidArgument / InvalidArgumentType)."""
     invariants: tuple[Callable[[], object], ...]
@@ -153,6 +161,7 @@ def make_options(
         raise InvalidArgument("line_modules only makes sense with granularity='line'")
     if not isinstance(stall_timeout, int | float) or stall_timeout <= 0:
         raise InvalidArgument(f"stall_timeout must be a positive number, got {stall_timeout!r}")
+    backend_name = resolve_backend(backend)
     files = frozenset(_module_file(m) for m in modules)
     gran: Granularity = "line" if granularity == "line" else "op"
-    return Options(invariants, max_steps, gran, files, float(stall_timeout))
+    return Options(invariants, max_steps, gran, files, float(stall_timeout), backend_name)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from lockstep._backend import open_backend
 from lockstep._execution import (
     ModuleRef,
     Scenario,
@@ -97,6 +98,7 @@ def explore(
     shrink_budget: int = 300,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     progress: bool | None = None,
+    backend: str | None = None,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
@@ -109,8 +111,10 @@ def explore(
     needs no flags. ``granularity="line"`` adds a switch point at
     every line of ``line_modules`` (such schedules follow the interpreter's line events
     and may not replay on another CPython version; "op" schedules do). Step-limit,
-    divergence and nondeterminism failures are not shrunk. Raises InvalidArgument /
-    InvalidArgumentType for bad arguments (before running anything).
+    divergence and nondeterminism failures are not shrunk. ``backend`` names where the
+    logical threads run (see ``docs/backends.md``; None: the default); it changes no
+    schedule. Raises InvalidArgument / InvalidArgumentType for bad arguments (before
+    running anything).
     """
     check_scenario(scenario)
     positive_int("budget", budget)
@@ -133,6 +137,7 @@ def explore(
         granularity=granularity,
         line_modules=line_list,
         stall_timeout=stall_timeout,
+        backend=backend,
     )
     template = Schedule(
         choices=(),
@@ -152,11 +157,11 @@ def explore(
     failure: Failure | None = None
     shrink_runs = 0
     progress_display = _Progress(progress, budget)
-    with _patch_context(patch_modules):
+    with _patch_context(patch_modules), open_backend(options.backend) as session:
         try:
             for _ in range(budget):
                 strategy.begin_execution()
-                run = run_execution(scenario, strategy, options, template)
+                run = run_execution(scenario, strategy, options, template, session)
                 executions += 1
                 total_steps += run.step
                 max_threads = max(max_threads, len(run.threads))
@@ -177,7 +182,9 @@ def explore(
         finally:
             progress_display.close()
         if failure is not None and shrink and failure.kind not in _NOT_SHRUNK:
-            failure, shrink_runs = shrink_failure(scenario, failure, options, budget=shrink_budget)
+            failure, shrink_runs = shrink_failure(
+                scenario, failure, options, budget=shrink_budget, backend=session
+            )
     if failure is not None and failure.replay_command is None:
         failure = failure.with_replay_command(replay_command_for(failure.schedule))
     elapsed = _real_time.perf_counter() - start
@@ -218,6 +225,7 @@ def replay(
     max_steps: int | None = None,
     line_modules: Iterable[ModuleRef] | None = None,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+    backend: str | None = None,
 ) -> ExecutionResult:
     """Run ``scenario`` once, following ``schedule`` exactly.
 
@@ -227,8 +235,9 @@ def replay(
     that is not available, a schedule that ends early, or one that has choices left
     over yields a Failure of kind "divergence" whose message names the step ("step 7:
     expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
-    reproduced. Raises InvalidArgument / InvalidArgumentType for bad arguments (a
-    module that cannot be imported included) before running anything.
+    reproduced. ``backend`` as for explore(). Raises InvalidArgument /
+    InvalidArgumentType for bad arguments (a module that cannot be imported included)
+    before running anything.
     """
     check_scenario(scenario)
     if not isinstance(schedule, Schedule):
@@ -243,14 +252,15 @@ def replay(
         granularity=schedule.granularity,
         line_modules=line_list,
         stall_timeout=stall_timeout,
+        backend=backend,
     )
     effective = schedule.with_modules(
         patch=module_names(patch_modules), line_modules=module_names(line_list)
     )
     strategy = ReplayStrategy(schedule)
-    with _patch_context(patch_modules):
+    with _patch_context(patch_modules), open_backend(options.backend) as session:
         strategy.begin_execution()
-        run = run_execution(scenario, strategy, options, effective.with_choices(()))
+        run = run_execution(scenario, strategy, options, effective.with_choices(()), session)
     failure = run.failure()
     if failure is None and strategy.consumed < len(schedule.choices):
         failure = Failure(

@@ -1,8 +1,8 @@
-"""The scheduler: logical threads on real OS threads, exactly one running at a time.
+"""The scheduler: logical threads, exactly one running at a time.
 
-Design. Every logical thread of an execution runs on its own (daemon) OS thread and
-owns a *baton*, a raw lock from the real ``_thread`` module that is held while the
-thread is parked. Exactly one logical thread holds the right to run. When it reaches a
+Design. Every logical thread of an execution gets an execution context from a
+*backend* (:mod:`lockstep._backend`: an OS thread parked on a baton, or a greenlet on
+a carrier thread). Exactly one logical thread holds the right to run. When it reaches a
 switch point (an operation on a controlled primitive, ``checkpoint``, a traced line) it
 publishes its *pending operation* (what it is about to do, and a predicate telling
 whether that operation can proceed now) and calls :meth:`Run.switch`, which
@@ -12,19 +12,21 @@ whether that operation can proceed now) and calls :meth:`Run.switch`, which
    contributes ``Choice(t, "run")``; every blocked thread with a timed wait contributes
    ``Choice(t, "timeout")`` (a timeout is a scheduling choice, not a wall-clock event),
 3. asks the strategy to pick one, records the step, and
-4. hands the baton over (or keeps running when it picked itself).
+4. asks the backend to transfer control (or keeps running when it picked itself).
 
 The chosen operation's effect is applied by the chosen thread right after it wakes;
 because nobody else runs in between, "enabled when chosen" still holds. No bytecode
-offsets are involved, so schedules survive CPython upgrades.
+offsets are involved, so schedules survive CPython upgrades, and the backend plays no
+part in any decision: the same choices give the same trace on every backend.
 
 Failures (exception in a thread, invariant violation, deadlock, step limit, a strategy
 declaring divergence/nondeterminism) are recorded and control returns to the
-*controller* (the thread that called ``explore``/``replay``), which tears the execution
-down: it wakes every parked thread one at a time with a private ``BaseException``
-(``_Abort``) raised at its switch point and joins its OS thread. All worker threads are
-daemons, so even a thread stuck in uncontrolled code (a real lock, an endless loop
-without switch points; the watchdog reports these as stalls) can never hang the process.
+*controller* (the thread that called ``explore``/``replay``), whose watchdog
+(:mod:`lockstep._watchdog`) also reports a thread that stops reaching switch points.
+The backend then tears the execution down: every parked thread is woken with a private
+``BaseException`` (``_Abort``) raised at its switch point; a thread stuck in
+uncontrolled code is abandoned (its OS thread is a daemon), so it can never hang the
+process.
 
 What it gives up: code that blocks on *uncontrolled* primitives (an unpatched module's
 ``threading.Lock``) cannot be scheduled; the watchdog turns the resulting stall into a
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import ctypes
 import os
 import sys
 import threading as _real_threading
@@ -46,19 +47,24 @@ from typing import TYPE_CHECKING, Any
 from lockstep._failure import BlockedThread, Failure, FailureKind
 from lockstep._schedule import Choice, Schedule
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+from lockstep._watchdog import wait_for_controller
 from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 if TYPE_CHECKING:
+    from lockstep._backend import Backend
     from lockstep._primitives import Thread
 
 __all__ = [
+    "Abort",
     "LogicalThread",
     "Run",
     "add_invariant",
     "checkpoint",
     "current_logical_thread",
     "in_run",
+    "make_line_tracer",
+    "set_current_logical_thread",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -73,6 +79,14 @@ Predicate = Callable[[], bool]
 
 class _Abort(BaseException):
     """Raised inside a parked logical thread to unwind it when its execution is torn down."""
+
+
+Abort = _Abort  # the name backends use
+
+
+def set_current_logical_thread(lt: LogicalThread | None) -> None:
+    """Record ``lt`` as the logical thread running on this OS thread (backends only)."""
+    _tls.thread = lt
 
 
 def current_logical_thread() -> LogicalThread | None:
@@ -118,6 +132,7 @@ class LogicalThread:
     __slots__ = (
         "baton",
         "blocker",
+        "context",
         "daemon",
         "deadline",
         "enabled",
@@ -126,7 +141,6 @@ class LogicalThread:
         "index",
         "location",
         "name",
-        "os_thread",
         "pending",
         "run",
         "target",
@@ -150,8 +164,9 @@ class LogicalThread:
         self.target = target
         self.daemon = daemon
         self.thread_obj = thread_obj
-        self.baton = _thread.allocate_lock()
-        self.baton.acquire()
+        #: The backend's handles: a baton and an OS thread, or a greenlet.
+        self.baton: Any = None
+        self.context: Any = None
         self.pending: OpDescriptor | None = None
         self.enabled: Predicate | None = None
         self.deadline: float | None = None
@@ -159,7 +174,6 @@ class LogicalThread:
         self.wake_kind = "run"
         self.finished = False
         self.exited = False
-        self.os_thread: _real_threading.Thread | None = None
         self.location = "?"
 
     @property
@@ -195,7 +209,8 @@ class _FailureInfo:
 class Run:
     """One execution: its threads, virtual clock, step log and strategy (internal).
 
-    Not thread-safe by design: only the thread holding the baton touches it.
+    Not thread-safe by design: only the running logical thread touches it (the
+    controller only before the first decision and after control came back).
     """
 
     def __init__(
@@ -207,8 +222,10 @@ class Run:
         invariants: Sequence[Callable[[], object]] = (),
         line_files: frozenset[str] = frozenset(),
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        backend: Backend,
     ) -> None:
         self.strategy = strategy
+        self.backend = backend
         self.max_steps = max_steps
         self.schedule_template = schedule_template
         self.invariants: list[Callable[[], object]] = list(invariants)
@@ -273,38 +290,32 @@ class Run:
         self.threads.append(lt)
         if thread_obj is not None:
             thread_obj._ls_attach(lt)
-        os_thread = _real_threading.Thread(
-            target=self._worker, args=(lt,), name=f"lockstep-{lt.index}-{name}", daemon=True
-        )
-        lt.os_thread = os_thread
-        os_thread.start()
+        self.backend.spawn(self, lt)
         return lt
 
-    def _worker(self, lt: LogicalThread) -> None:
-        _tls.thread = lt
-        tracer = None
-        if self.line_files:
-            tracer = _make_line_tracer(self.line_files)
-            sys.settrace(tracer)
+    def thread_main(self, lt: LogicalThread) -> LogicalThread | None:
+        """The life of ``lt`` in its own context: its target, then its "end" step.
+
+        Called by the backend when ``lt`` is first resumed; returns the logical thread
+        to resume next (None: control goes back to the controller). Never raises
+        ``_Abort``; a bug in lockstep itself is recorded in ``internal_error``.
+        """
         try:
-            lt.baton.acquire()
             if self.aborting:
-                return
+                return None
             lt.pending = None
             try:
                 lt.target()
             except _Abort:
-                return
+                return None
             except SystemExit:
                 if lt.index == 0:
                     self._fail_exception(lt, sys.exc_info()[1])
-                    return
+                    return None
             except BaseException as exc:
                 if not self.aborting:
                     self._fail_exception(lt, exc)
-                return
-            if tracer is not None:
-                sys.settrace(None)
+                return None
             try:
                 self.switch(
                     lt,
@@ -314,19 +325,15 @@ class Run:
                     location=lt.location,
                 )
             except _Abort:
-                return
+                return None
             lt.finished = True
-            self._handoff(self._decide(lt))
+            return self._decide(lt)
         except BaseException as exc:  # a bug in lockstep itself: surface it to the controller
             if self.internal_error is None and not isinstance(exc, _Abort):
                 self.internal_error = exc
-            self._release_controller()
+            return None
         finally:
             lt.finished = True
-            lt.exited = True
-            if tracer is not None:
-                sys.settrace(None)
-            _tls.thread = None
 
     def _fail_exception(self, lt: LogicalThread, exc: BaseException | None) -> None:
         self.fail(
@@ -336,12 +343,24 @@ class Run:
             thread=lt,
         )
         lt.finished = True
-        self._release_controller()
 
-    def _release_controller(self) -> None:
+    def release_controller(self) -> None:
+        """Give control back to the controller: the execution is over (backends only)."""
         # Already released when two failures race during teardown.
         with contextlib.suppress(RuntimeError):
             self._done.release()
+
+    def wait_done(self) -> None:
+        """Controller side: wait until control comes back, or report a stall (watchdog)."""
+        wait_for_controller(self)
+
+    def first_decision(self) -> LogicalThread | None:
+        """The thread to run first (None: nothing to run; an error is internal_error)."""
+        try:
+            return self._decide(None)
+        except BaseException as exc:
+            self.internal_error = exc
+            return None
 
     # -- switching -------------------------------------------------------------------
 
@@ -370,8 +389,7 @@ class Run:
         lt.blocker = blocker
         chosen = self._decide(lt)
         if chosen is not lt:
-            self._handoff(chosen)
-            lt.baton.acquire()
+            self.backend.transfer(self, lt, chosen)
             if self.aborting:
                 raise _Abort
         lt.pending = None
@@ -379,12 +397,6 @@ class Run:
         lt.deadline = None
         lt.blocker = None
         return lt.wake_kind == "run"
-
-    def _handoff(self, chosen: LogicalThread | None) -> None:
-        if chosen is None:
-            self._release_controller()
-        else:
-            chosen.baton.release()
 
     def fail(
         self,
@@ -542,62 +554,9 @@ class Run:
         if in_run():
             raise LockstepError("cannot start a lockstep execution from inside another one")
         self.new_thread("main", scenario, daemon=False, thread_obj=main_obj)
-        try:
-            try:
-                first = self._decide(None)
-            except BaseException as exc:
-                self.internal_error = exc
-                first = None
-            self._handoff(first)
-            self._wait_done()
-        finally:
-            self._teardown()
+        self.backend.execute(self)
         if self.internal_error is not None:
             raise self.internal_error
-
-    def _wait_done(self) -> None:
-        last_step = -1
-        idle = 0.0
-        poll = min(1.0, self.stall_timeout)
-        while not self._done.acquire(timeout=poll):
-            if self.step != last_step:
-                last_step, idle = self.step, 0.0
-                continue
-            idle += poll
-            if idle >= self.stall_timeout:
-                running = self.last.name if self.last is not None else "?"
-                self.fail(
-                    "deadlock",
-                    f"stalled: no switch point was reached for {self.stall_timeout:g} s of wall "
-                    f"time after step {self.step} (thread {running!r} is blocked in "
-                    "uncontrolled code, e.g. a real threading primitive of an unpatched module, "
-                    "or loops without switch points); patch the module that owns it",
-                )
-                return
-
-    def _teardown(self) -> None:
-        """Unwind every logical thread, one at a time; never wait forever.
-
-        A parked thread wakes, sees ``aborting`` and raises _Abort at its switch point.
-        A thread that does not come back (spinning without switch points, or blocked in
-        uncontrolled code) gets _Abort injected asynchronously, which takes effect at
-        its next bytecode; if even that fails it is counted in ``leaked`` (it is a
-        daemon, so it cannot keep the process alive).
-        """
-        self.aborting = True
-        for t in self.threads:
-            os_thread = t.os_thread
-            if os_thread is None:
-                continue
-            if not t.exited:
-                with contextlib.suppress(RuntimeError):
-                    t.baton.release()
-            os_thread.join(min(self.stall_timeout, 1.0))
-            if os_thread.is_alive() and os_thread.ident is not None:
-                _inject_abort(os_thread.ident)
-                os_thread.join(self.stall_timeout)
-            if os_thread.is_alive():
-                self.leaked += 1
 
     # -- results -----------------------------------------------------------------------
 
@@ -632,18 +591,30 @@ class Run:
         return ExecutionOutcome(tuple(self.choices), tuple(self.steps), self.failure())
 
 
-def _inject_abort(ident: int) -> None:
-    """Raise _Abort in the OS thread ``ident`` at its next bytecode (CPython API)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_Abort))
+def _line_switch(lt: LogicalThread, location: str) -> None:
+    lt.run.switch(lt, "line", None, location, location=location)
 
 
-def _make_line_tracer(files: frozenset[str]) -> Callable[[FrameType, str, Any], Any]:
+def make_line_tracer(
+    files: frozenset[str],
+    *,
+    from_tracer: Callable[[Callable[..., object], tuple[Any, ...]], object] | None = None,
+) -> Callable[[FrameType, str, Any], Any]:
+    """A ``sys.settrace`` function making every line of ``files`` a switch point.
+
+    ``from_tracer(fn, args)``, when given, is how the switch is called from inside the
+    trace function (the greenlet backend passes ``sys.call_tracing``).
+    """
+
     def local(frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":
             lt = current_logical_thread()
             if lt is not None and not lt.run.in_invariant:
                 location = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-                lt.run.switch(lt, "line", None, location, location=location)
+                if from_tracer is None:
+                    _line_switch(lt, location)
+                else:
+                    from_tracer(_line_switch, (lt, location))
         return local
 
     def global_(frame: FrameType, event: str, arg: Any) -> Any:

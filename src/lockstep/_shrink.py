@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from lockstep._backend import Backend, open_backend
 from lockstep._execution import Options, Scenario, run_execution
 from lockstep._failure import Failure
 from lockstep._schedule import Choice
@@ -149,9 +150,12 @@ def _chunks(keys: list[DeviationKey], parts: int) -> list[list[DeviationKey]]:
 
 
 class _Shrinker:
-    def __init__(self, scenario: Scenario, failure: Failure, options: Options, budget: int):
+    def __init__(
+        self, scenario: Scenario, failure: Failure, options: Options, budget: int, backend: Backend
+    ):
         self.scenario = scenario
         self.options = options
+        self.backend = backend
         self.budget = budget
         self.best = failure
         self.signature = failure.signature
@@ -165,7 +169,11 @@ class _Shrinker:
         self.tried.add(key)
         strategy.begin_execution()
         run = run_execution(
-            self.scenario, strategy, self.options, self.best.schedule.with_choices(())
+            self.scenario,
+            strategy,
+            self.options,
+            self.best.schedule.with_choices(()),
+            self.backend,
         )
         self.spent += 1
         result = run.failure()
@@ -225,7 +233,12 @@ class _Shrinker:
 
 
 def shrink_failure(
-    scenario: Scenario, failure: Failure, options: Options, *, budget: int = 300
+    scenario: Scenario,
+    failure: Failure,
+    options: Options,
+    *,
+    budget: int = 300,
+    backend: Backend | None = None,
 ) -> tuple[Failure, int]:
     """Return the smallest failure found (same signature) and the executions spent.
 
@@ -233,9 +246,13 @@ def shrink_failure(
     over the deviations (for each chunk, first keep *only* that chunk, since a bug
     usually needs one or two preemptions, then try removing it), and edits of the raw
     choice sequence (truncations, a preemption replaced by continuing the preempted
-    thread, single deletions) replayed leniently.
+    thread, single deletions) replayed leniently. Candidates run on ``backend`` (default:
+    a fresh one of ``options.backend``).
     """
-    shrinker = _Shrinker(scenario, failure, options, budget)
+    if backend is None:
+        with open_backend(options.backend) as fresh:
+            return shrink_failure(scenario, failure, options, budget=budget, backend=fresh)
+    shrinker = _Shrinker(scenario, failure, options, budget, backend)
     while shrinker.spent < budget:
         if not (shrinker.ddmin() | shrinker.guided()):
             break
