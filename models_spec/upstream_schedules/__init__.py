@@ -68,11 +68,17 @@ class UpstreamSchedule:
 
 @attrs.frozen
 class Reproduction:
-    """What replaying one recorded schedule on the installed code did."""
+    """What replaying one recorded schedule on the installed code did.
+
+    `refound`: when the replay did not reproduce, the search that found the
+    same invariant broken again in the same scenario ("pct after 3
+    executions"), or None when none did within the budget.
+    """
 
     entry: UpstreamSchedule
     reproduced: bool
     detail: str
+    refound: str | None = None
 
 
 def failure_line(message: str) -> str:
@@ -101,33 +107,59 @@ def write_manifest(entries: Iterable[UpstreamSchedule], directory: Path = DIRECT
     return path
 
 
-def reproduce(entry: UpstreamSchedule, directory: Path = DIRECTORY) -> Reproduction:
+def reproduce(
+    entry: UpstreamSchedule, directory: Path = DIRECTORY, *, search_budget: int = 30
+) -> Reproduction:
     """Replay `entry` exactly on the installed code: does it still break its invariant?
 
     Imports the target (`TargetUnavailable` when `inference` is missing).
     A replay that passes, diverges (upstream's lock operations changed) or
-    fails differently did not reproduce; `detail` says what it did.
+    fails differently did not reproduce; `detail` says what it did.  Then
+    the scenario is searched again (pct, dpor, random, `search_budget`
+    executions each, seed 0) for the same invariant, so a report can tell a
+    schedule that no longer fits from a bug that is gone.
     """
     import lockstep  # noqa: PLC0415 - the check layers are imported on use
     from models_spec.adapter import load_adapter  # noqa: PLC0415
-    from models_spec.check import replay_scenario  # noqa: PLC0415
+    from models_spec.check import explore_scenario, replay_scenario  # noqa: PLC0415
     from models_spec.scenarios import get_scenario  # noqa: PLC0415
 
+    scenario, adapter = get_scenario(entry.scenario), load_adapter(entry.target)
     schedule = lockstep.Schedule.load(entry.path(directory))
-    outcome = replay_scenario(get_scenario(entry.scenario), load_adapter(entry.target), schedule)
+    outcome = replay_scenario(scenario, adapter, schedule)
     if outcome.failure is None:
-        return Reproduction(entry, False, "the replay ran to the end without a failure")
-    first_line = failure_line(outcome.failure.message)
-    if outcome.kind == "invariant" and outcome.label == entry.invariant:
-        return Reproduction(entry, True, first_line)
-    return Reproduction(entry, False, f"{outcome.kind} {outcome.label}: {first_line}")
+        detail = "the replay ran to the end without a failure"
+    else:
+        first_line = failure_line(outcome.failure.message)
+        if outcome.kind == "invariant" and outcome.label == entry.invariant:
+            return Reproduction(entry, True, first_line)
+        detail = f"{outcome.kind} {outcome.label}: {first_line}"
+    for strategy in ("pct", "dpor", "random"):
+        found = explore_scenario(
+            scenario, adapter, strategy=strategy, budget=search_budget, seed=0, shrink=False
+        )
+        if found.kind == "invariant" and found.label == entry.invariant:
+            refound = f"{strategy} after {found.executions} executions"
+            return Reproduction(entry, False, detail, refound)
+    return Reproduction(entry, False, detail)
 
 
 def changed_message(reproduction: Reproduction, version: str) -> str:
     """The report for a recorded failure that no longer reproduces on `version`."""
     entry = reproduction.entry
+    where = (
+        f"{entry.file} (recorded on {entry.inference_version}: {entry.invariant}) now: "
+        f"{reproduction.detail}"
+    )
+    if reproduction.refound is not None:
+        return (
+            f"upstream changed: the recorded schedule of {entry.bug} no longer replays on "
+            f"version {version}, but the bug is still there ({entry.invariant} found again "
+            f"by {reproduction.refound}): re-record and update the table ({RECORD_COMMAND}). "
+            + where
+        )
     return (
-        f"upstream changed: {entry.bug} may be fixed in version {version}: re-record and "
-        f"update the table ({RECORD_COMMAND}). {entry.file} (recorded on "
-        f"{entry.inference_version}: {entry.invariant}) now: {reproduction.detail}"
+        f"upstream changed: {entry.bug} may be fixed in version {version} ({entry.invariant} "
+        f"not found again by pct, dpor or random): re-record and update the table "
+        f"({RECORD_COMMAND}). " + where
     )
