@@ -13,6 +13,7 @@ from lockstep._backend import Backend, resolve_backend
 from lockstep._patching import resolve_module
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
 from lockstep._schedule import Granularity, Schedule
+from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
 from lockstep.strategies._base import Strategy
 
@@ -43,6 +44,7 @@ class Options:
     line_files: frozenset[str] = frozenset()
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     backend: str = "thread"
+    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS
 
 
 def scenario_id_of(scenario: object) -> str | None:
@@ -101,6 +103,7 @@ def run_execution(
         invariants=options.invariants,
         line_files=options.line_files,
         stall_timeout=options.stall_timeout,
+        stall_diagnosis=options.stall_diagnosis,
         backend=backend,
     )
     main = primitives.Thread(name="main")
@@ -139,6 +142,7 @@ def make_options(
     line_modules: Iterable[ModuleRef],
     stall_timeout: float,
     backend: str | None = None,
+    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
 ) -> Options:
     """Validate the shared settings (raises InvalidArgument / InvalidArgumentType)."""
     invariants: tuple[Callable[[], object], ...]
@@ -161,7 +165,24 @@ def make_options(
         raise InvalidArgument("line_modules only makes sense with granularity='line'")
     if not isinstance(stall_timeout, int | float) or stall_timeout <= 0:
         raise InvalidArgument(f"stall_timeout must be a positive number, got {stall_timeout!r}")
+    if stall_diagnosis is not None and (
+        isinstance(stall_diagnosis, bool)
+        or not isinstance(stall_diagnosis, int | float)
+        or not 0 < stall_diagnosis < float("inf")
+    ):
+        raise InvalidArgument(
+            "stall_diagnosis must be a positive number of seconds or None (off), "
+            f"got {stall_diagnosis!r}"
+        )
     backend_name = resolve_backend(backend)
     files = frozenset(_module_file(m) for m in modules)
     gran: Granularity = "line" if granularity == "line" else "op"
-    return Options(invariants, max_steps, gran, files, float(stall_timeout), backend_name)
+    return Options(
+        invariants,
+        max_steps,
+        gran,
+        files,
+        float(stall_timeout),
+        backend_name,
+        None if stall_diagnosis is None else float(stall_diagnosis),
+    )

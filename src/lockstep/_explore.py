@@ -34,6 +34,7 @@ from lockstep._results import ExecutionResult, ExploreResult
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
+from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
 from lockstep.strategies._base import Strategy
 from lockstep.strategies._random import RandomStrategy
@@ -41,9 +42,10 @@ from lockstep.strategies._replay import ReplayStrategy
 
 __all__ = ["explore", "replay"]
 
-# A step-limit failure costs max_steps per candidate, and divergence/nondeterminism are
-# properties of the scenario rather than of one interleaving: those are not shrunk.
-_NOT_SHRUNK = frozenset({"step_limit", "divergence", "nondeterminism"})
+# A step-limit failure costs max_steps per candidate, divergence/nondeterminism are
+# properties of the scenario rather than of one interleaving, and a stall (a thread
+# stuck in uncontrolled code) would cost a stall per candidate: those are not shrunk.
+_NOT_SHRUNK = frozenset({"step_limit", "divergence", "nondeterminism", "stall"})
 
 
 def _patch_context(patch: Iterable[ModuleRef]) -> AbstractContextManager[Any]:
@@ -99,6 +101,7 @@ def explore(
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     progress: bool | None = None,
     backend: str | None = None,
+    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
@@ -108,10 +111,14 @@ def explore(
     point of every execution. ``patch`` modules have their threading/time/queue names
     swapped for the whole exploration; every schedule produced records their dotted
     names (``Schedule.patch``, and ``Schedule.line_modules``), so the replay command
-    needs no flags. ``granularity="line"`` adds a switch point at
+    needs no flags. A thread blocked in an uncontrolled primitive (a real lock of an
+    unpatched module) is diagnosed from evidence after ``stall_diagnosis`` seconds
+    (None: off), anything else that stops reaching switch points after
+    ``stall_timeout`` seconds; both end the execution with a "stall" failure naming the
+    thread and what to patch. ``granularity="line"`` adds a switch point at
     every line of ``line_modules`` (such schedules follow the interpreter's line events
     and may not replay on another CPython version; "op" schedules do). Step-limit,
-    divergence and nondeterminism failures are not shrunk. ``backend`` names where the
+    divergence, nondeterminism and stall failures are not shrunk. ``backend`` names where the
     logical threads run (see ``docs/backends.md``; None: the default); it changes no
     schedule. Raises InvalidArgument / InvalidArgumentType for bad arguments (before
     running anything).
@@ -138,6 +145,7 @@ def explore(
         line_modules=line_list,
         stall_timeout=stall_timeout,
         backend=backend,
+        stall_diagnosis=stall_diagnosis,
     )
     template = Schedule(
         choices=(),
@@ -226,6 +234,7 @@ def replay(
     line_modules: Iterable[ModuleRef] | None = None,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     backend: str | None = None,
+    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
 ) -> ExecutionResult:
     """Run ``scenario`` once, following ``schedule`` exactly.
 
@@ -235,7 +244,7 @@ def replay(
     that is not available, a schedule that ends early, or one that has choices left
     over yields a Failure of kind "divergence" whose message names the step ("step 7:
     expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
-    reproduced. ``backend`` as for explore(). Raises InvalidArgument /
+    reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for explore(). Raises InvalidArgument /
     InvalidArgumentType for bad arguments (a module that cannot be imported included)
     before running anything.
     """
@@ -253,6 +262,7 @@ def replay(
         line_modules=line_list,
         stall_timeout=stall_timeout,
         backend=backend,
+        stall_diagnosis=stall_diagnosis,
     )
     effective = schedule.with_modules(
         patch=module_names(patch_modules), line_modules=module_names(line_list)

@@ -19,10 +19,10 @@ from lockstep._trace import Trace
 __all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind", "format_exception"]
 
 FailureKind = Literal[
-    "exception", "invariant", "deadlock", "step_limit", "nondeterminism", "divergence"
+    "exception", "invariant", "deadlock", "stall", "step_limit", "nondeterminism", "divergence"
 ]
 FAILURE_KINDS: frozenset[str] = frozenset(
-    {"exception", "invariant", "deadlock", "step_limit", "nondeterminism", "divergence"}
+    {"exception", "invariant", "deadlock", "stall", "step_limit", "nondeterminism", "divergence"}
 )
 
 

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from lockstep._failure import BlockedThread, Failure, FailureKind
 from lockstep._schedule import Choice, Schedule
+from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep._watchdog import wait_for_controller
 from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
@@ -222,6 +223,7 @@ class Run:
         invariants: Sequence[Callable[[], object]] = (),
         line_files: frozenset[str] = frozenset(),
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
         backend: Backend,
     ) -> None:
         self.strategy = strategy
@@ -231,6 +233,9 @@ class Run:
         self.invariants: list[Callable[[], object]] = list(invariants)
         self.line_files = line_files
         self.stall_timeout = stall_timeout
+        self.stall_diagnosis = stall_diagnosis
+        # The logical thread the watchdog found stuck (backends unwind it first).
+        self.stalled: LogicalThread | None = None
         self.threads: list[LogicalThread] = []
         self.clock = 0.0
         self.step = 0
@@ -349,6 +354,10 @@ class Run:
         # Already released when two failures race during teardown.
         with contextlib.suppress(RuntimeError):
             self._done.release()
+
+    def internal_primitives(self) -> list[object]:
+        """The harness's own real primitives (batons, the done lock): never a stall."""
+        return [self._done, *(t.baton for t in self.threads if t.baton is not None)]
 
     def wait_done(self) -> None:
         """Controller side: wait until control comes back, or report a stall (watchdog)."""
@@ -574,9 +583,15 @@ class Run:
         if info is None:
             return None
         thread = info.thread
+        message = info.message
+        if info.kind == "stall" and self.leaked:
+            message += (
+                f" ({self.leaked} thread(s) could not be unwound and were abandoned: "
+                "daemon threads, they cannot keep the process alive)"
+            )
         return Failure(
             kind=info.kind,
-            message=info.message,
+            message=message,
             schedule=self.schedule(),
             trace=self.trace(),
             exception=info.exception,

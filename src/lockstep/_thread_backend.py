@@ -109,9 +109,21 @@ class ThreadBackend:
 
     @staticmethod
     def _teardown(run: Run) -> None:
-        """Unwind every logical thread, one at a time; never wait forever."""
+        """Unwind every logical thread, one at a time; never wait forever.
+
+        A thread the watchdog found stuck (``run.stalled``) gets ``_Abort`` injected
+        first; the parked threads then unwind, releasing the real locks they hold
+        through ``with``/``finally``, which usually lets it wake and unwind too. It is
+        waited for briefly and abandoned otherwise, never for ``stall_timeout`` again.
+        """
         run.aborting = True
+        stuck = run.stalled
+        stuck_thread = None if stuck is None else stuck.context
+        if stuck_thread is not None and stuck_thread.ident is not None:
+            inject_abort(stuck_thread.ident)
         for t in run.threads:
+            if t is stuck:
+                continue
             os_thread = t.context
             if os_thread is None:
                 continue
@@ -123,6 +135,10 @@ class ThreadBackend:
                 inject_abort(os_thread.ident)
                 os_thread.join(run.stall_timeout)
             if os_thread.is_alive():
+                run.leaked += 1
+        if stuck_thread is not None:
+            stuck_thread.join(min(run.stall_timeout, 1.0))
+            if stuck_thread.is_alive():
                 run.leaked += 1
 
 
