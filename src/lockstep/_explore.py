@@ -244,9 +244,9 @@ def replay(
     that is not available, a schedule that ends early, or one that has choices left
     over yields a Failure of kind "divergence" whose message names the step ("step 7:
     expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
-    reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for explore(). Raises InvalidArgument /
-    InvalidArgumentType for bad arguments (a module that cannot be imported included)
-    before running anything.
+    reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for
+    explore(). Raises InvalidArgument / InvalidArgumentType for bad arguments (a module
+    that cannot be imported included) before running anything.
     """
     check_scenario(scenario)
     if not isinstance(schedule, Schedule):

@@ -133,9 +133,7 @@ def _module_of(frame: FrameType) -> str | None:
 def _in_stdlib(filename: str) -> bool:
     path = os.path.abspath(filename)
     return (
-        path.startswith(_STDLIB_DIR)
-        and "site-packages" not in path
-        and "dist-packages" not in path
+        path.startswith(_STDLIB_DIR) and "site-packages" not in path and "dist-packages" not in path
     )
 
 
@@ -394,10 +392,10 @@ class StallDetector:
         self._cpu0: float | None = None
         self._count = 0
 
-    @property
-    def poll_interval(self) -> float:
+    @staticmethod
+    def poll_interval_for(diagnose_after: float) -> float:
         """How often a watchdog should call observe() to diagnose in time."""
-        return max(0.01, min(0.25, self.diagnose_after / 4))
+        return max(0.01, min(0.25, diagnose_after / 4))
 
     def reset(self) -> None:
         """Forget the evidence gathered so far."""

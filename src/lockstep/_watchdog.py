@@ -36,10 +36,11 @@ __all__ = ["wait_for_controller"]
 
 def wait_for_controller(run: Run) -> None:
     """Block until ``run`` gives control back, or record a stall and return."""
-    detector = StallDetector(run.stall_diagnosis) if run.stall_diagnosis else None
+    # Built on the first idle poll only: most executions end before that.
+    detector: StallDetector | None = None
     poll = min(1.0, run.stall_timeout)
-    if detector is not None:
-        poll = min(poll, detector.poll_interval)
+    if run.stall_diagnosis:
+        poll = min(poll, StallDetector.poll_interval_for(run.stall_diagnosis))
     last_step = -1
     idle_since = _real_time.monotonic()
     while not run._done.acquire(timeout=poll):
@@ -50,7 +51,9 @@ def wait_for_controller(run: Run) -> None:
                 detector.reset()
             continue
         running = run.last if run.last is not None else run.threads[0]
-        if detector is not None:
+        if run.stall_diagnosis:
+            if detector is None:
+                detector = StallDetector(run.stall_diagnosis)
             call = detector.observe(
                 run.backend.os_thread_ident(running), internal=run.internal_primitives()
             )

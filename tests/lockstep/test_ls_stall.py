@@ -423,3 +423,28 @@ def test_stall_diagnosis_is_validated():
         with pytest.raises(lockstep.InvalidArgument, match="stall_diagnosis"):
             lockstep.explore(_two_threads, budget=1, stall_diagnosis=bad)
     assert _stall.DEFAULT_STALL_DIAGNOSIS == 2.0
+
+
+def test_a_thread_nothing_releases_is_abandoned_not_waited_for():
+    """Blocked on a lock held outside the run: reported, abandoned (not waited for
+    stall_timeout), and it unwinds by itself once the lock is released."""
+    outside = threading.Lock()
+    outside.acquire()
+
+    def stuck() -> None:
+        outside.acquire()  # stall-site: outside
+
+    def scenario() -> None:
+        lockstep.spawn(stuck).join()
+
+    try:
+        result = lockstep.explore(scenario, budget=1, stall_timeout=600.0, stall_diagnosis=0.2)
+    finally:
+        outside.release()
+    failure = result.failure
+    assert failure is not None
+    assert failure.kind == "stall"
+    assert f"{HERE}:{_line('# stall-site: outside')}" in failure.message
+    assert "threading.Lock.acquire" in failure.message
+    assert "abandoned" in failure.message
+    # the autouse fixture checks that the abandoned worker unwinds once released
