@@ -323,9 +323,14 @@ class Condition(_Bound):
         real_lock = lock._real if isinstance(lock, Lock) else lock
         self._real = _real_threading.Condition(real_lock)
         self._waiters: list[_Waiter] = []
+        # The predicate of each logical thread inside wait_for, so introspection
+        # (lockstep.lowlevel.thread_states) can tell a lost wake-up: a waiter left
+        # blocked although what it waits for already holds.
+        self._ls_predicates: dict[LogicalThread, Callable[[], object]] = {}
 
     def _ls_reset(self) -> None:
         self._waiters = []
+        self._ls_predicates = {}
 
     def _ls_controlled_lock(self) -> Lock:
         if not isinstance(self._lock, Lock):
@@ -405,22 +410,28 @@ class Condition(_Bound):
 
     def wait_for(self, predicate: Callable[[], _T], timeout: float | None = None) -> _T:
         """Wait until ``predicate()`` is true (or the timeout passes); return its last value."""
-        if current_logical_thread() is None:
+        lt = current_logical_thread()
+        if lt is None:
             return self._real.wait_for(predicate, timeout)
-        end: float | None = None
-        remaining = timeout
-        result = predicate()
-        while not result:
-            if remaining is not None:
-                if end is None:
-                    end = _clock.monotonic() + remaining
-                else:
-                    remaining = end - _clock.monotonic()
-                    if remaining <= 0:
-                        break
-            self.wait(remaining)
+        self._ls_bind(lt.run)
+        self._ls_predicates[lt] = predicate
+        try:
+            end: float | None = None
+            remaining = timeout
             result = predicate()
-        return result
+            while not result:
+                if remaining is not None:
+                    if end is None:
+                        end = _clock.monotonic() + remaining
+                    else:
+                        remaining = end - _clock.monotonic()
+                        if remaining <= 0:
+                            break
+                self.wait(remaining)
+                result = predicate()
+            return result
+        finally:
+            self._ls_predicates.pop(lt, None)
 
     def notify(self, n: int = 1) -> None:
         """Wake up to ``n`` waiters; RuntimeError if the lock is not held."""

@@ -7,10 +7,12 @@ run with every thread stopped).
 
 from __future__ import annotations
 
-from lockstep._primitives import Lock, RLock
-from lockstep._runtime import current_logical_thread
+import attrs
 
-__all__ = ["current_step", "held_by_current_thread"]
+from lockstep._primitives import Condition, Lock, RLock
+from lockstep._runtime import LogicalThread, Run, current_logical_thread
+
+__all__ = ["ThreadState", "current_step", "held_by_current_thread", "thread_states"]
 
 
 def current_step() -> int | None:
@@ -38,3 +40,100 @@ def held_by_current_thread(lock: object) -> bool | None:
     if lock._ls_run is not lt.run:  # not used in this execution yet: free
         return False
     return lock._owner is lt
+
+
+@attrs.frozen
+class ThreadState:
+    """What one live (unfinished) logical thread is doing at this stopped state.
+
+    * ``name``: the thread's name; ``daemon``: whether it is a daemon thread.
+    * ``runnable``: the strategy may run it now.
+    * ``waiting_for``: "" when runnable; else its pending operation and resource,
+      e.g. ``"Condition.wake Condition#3"`` or ``"Lock.acquire Lock#2"``.
+    * ``bounded``: it is blocked in a wait with a timeout, so the strategy may choose
+      to time it out (a timeout is a scheduling choice under the virtual clock).
+    * ``lost_wakeup``: it is blocked in ``Condition.wait_for`` although the predicate
+      it waits for holds now, the condition's lock is free and no notified waiter of
+      that condition is about to run. Code that notifies under the lock every waiter
+      whose predicate may have changed (``notify_all``) never leaves such a thread:
+      only a notification that went to another waiter (``notify()`` picking the wrong
+      one), or none at all, does. The thread stays blocked until its timeout, or for
+      ever. Waits by plain ``Condition.wait`` state no predicate and are never
+      judged.
+    """
+
+    name: str
+    daemon: bool
+    runnable: bool
+    waiting_for: str
+    bounded: bool
+    lost_wakeup: bool
+
+
+def _runnable(t: LogicalThread) -> bool:
+    return t.enabled is None or bool(t.enabled())
+
+
+def _woken_waiter_of(t: LogicalThread, condition: Condition) -> bool:
+    """A runnable thread notified by ``condition`` that has not reacquired its lock yet."""
+    pending = t.pending
+    if pending is None:
+        return False
+    return (t.blocker is condition and pending.kind == "Condition.wake") or (
+        t.blocker is condition._lock and pending.kind == "Condition.reacquire"
+    )
+
+
+def _lost_wakeup(run: Run, t: LogicalThread, runnable: dict[LogicalThread, bool]) -> bool:
+    condition = t.blocker
+    if runnable[t] or not isinstance(condition, Condition):
+        return False
+    predicate = condition._ls_predicates.get(t)
+    pending = t.pending
+    if predicate is None or pending is None or pending.kind != "Condition.wake":
+        return False
+    lock = condition._lock
+    if not isinstance(lock, Lock) or not lock._ls_free():
+        return False  # whoever holds the lock may still be about to notify
+    if any(runnable[u] and _woken_waiter_of(u, condition) for u in runnable if u is not t):
+        return False  # a notified waiter may consume the condition or pass it on
+    saved = run.in_invariant
+    run.in_invariant = True  # the predicate must not switch or block
+    try:
+        return bool(predicate())
+    except Exception:
+        return False
+    finally:
+        run.in_invariant = saved
+
+
+def thread_states() -> tuple[ThreadState, ...] | None:
+    """The live threads of the current execution, in thread order; None outside a run.
+
+    For invariants about progress under the virtual clock: "no thread is left waiting
+    for something that already holds" (any ``lost_wakeup``) and "never does every live
+    thread wait, so that only a timeout can end a wait" (none ``runnable``, some
+    ``bounded``). Predicates of ``Condition.wait_for`` are evaluated with the world
+    stopped (lock operations inside them are no-ops); one that raises counts as false.
+    """
+    lt = current_logical_thread()
+    if lt is None:
+        return None
+    run = lt.run
+    live = [t for t in run.threads if not t.finished]
+    runnable = {t: _runnable(t) for t in live}
+    states = []
+    for t in live:
+        pending = t.pending
+        waiting = "" if runnable[t] or pending is None else f"{pending.kind} {pending.label}"
+        states.append(
+            ThreadState(
+                name=t.name,
+                daemon=t.daemon,
+                runnable=runnable[t],
+                waiting_for=waiting,
+                bounded=not runnable[t] and t.deadline is not None,
+                lost_wakeup=_lost_wakeup(run, t, runnable),
+            )
+        )
+    return tuple(states)
