@@ -31,12 +31,29 @@ __all__ = [
     "core_adapters",
     "load_adapter",
     "loaded_from",
+    "stack_statistics",
     "target_specs",
 ]
 
 CAPABILITIES: Final = frozenset(
-    {"lru", "pins", "leases", "lifecycle", "capacity", "memory", "aliases", "refresh"}
+    {
+        "lru",
+        "pins",
+        "leases",
+        "lifecycle",
+        "capacity",
+        "memory",
+        "aliases",
+        "refresh",
+        "adopt",
+        "statistics",
+    }
 )
+"""What an adapter may declare.  "adopt": `build` takes ``inner_models`` (ids the
+innermost manager loads before the layers above it are built, which adopt them).
+"statistics": the adapter has ``statistics(stack) -> Mapping[str, int]`` with at least
+``loads``, ``load_failures``, ``removals``, ``removal_failures`` (``lock_timeouts``
+optional), read at quiescence."""
 DEFAULT_MEMORY_THRESHOLD: Final = 0.5  # used when a probe carries no `threshold`
 
 
@@ -101,11 +118,15 @@ class ManagerAdapter(Protocol):
       queue_lock_timeout=5.0)`: a fresh stack loading from `registry`
       (a `fakes.ScriptedRegistry`); with a probe, the stack evicts under
       memory pressure when `probe.free_fraction()` is below
-      `getattr(probe, "threshold", 0.5)`;
+      `getattr(probe, "threshold", 0.5)`; with the "adopt" capability it
+      also takes ``inner_models=(ids)`` (passed only when non-empty): the
+      innermost manager loads them before the layers above it are built;
     * `snapshot(stack)`: a `Snapshot` (must not switch threads: read
       without taking locks that could block);
     * `patch_modules()`: the modules lockstep must patch to control the
-      stack's threading.
+      stack's threading;
+    * with the "statistics" capability, `statistics(stack)`: the stack's
+      counters by name (see `CAPABILITIES`).
     """
 
     name: str
@@ -223,8 +244,12 @@ class CoreAdapter:
         memory_probe: Any = None,
         lock_timeout: float = 60.0,
         queue_lock_timeout: float = 5.0,
+        inner_models: Sequence[str] = (),
     ) -> Any:
-        """`Decorator^a(Cache(Decorator^b(Manager)))` with a + b = depth, a = min(1, depth)."""
+        """`Decorator^a(Cache(Decorator^b(Manager)))` with a + b = depth, a = min(1, depth).
+
+        `inner_models` are loaded into the manager before the cache adopts them.
+        """
         from modelmanager import (  # noqa: PLC0415
             ModelManager,
             ModelManagerDecorator,
@@ -233,6 +258,8 @@ class CoreAdapter:
 
         outer = min(1, self.depth)
         inner: Any = ModelManager(registry, lock_timeout=lock_timeout)
+        for model_id in inner_models:
+            inner.add_model(model_id)
         for _ in range(self.depth - outer):
             inner = ModelManagerDecorator(inner)
         cache_kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout}
@@ -268,6 +295,15 @@ class CoreAdapter:
         """The core's `CONCURRENCY_MODULES`."""
         return _core_modules()
 
+    def statistics(self, stack: Any) -> Mapping[str, int]:
+        """The stack's `statistics()` as a mapping."""
+        return stack_statistics(stack)
+
+
+def stack_statistics(stack: Any) -> dict[str, int]:
+    """``stack.statistics()`` (a ``ManagerStatistics``) as a dict of its fields."""
+    return attrs.asdict(stack.statistics())
+
 
 def _lru_lock_held(cache: Any) -> bool | None:
     lock = getattr(cache, "_lru_lock", None)  # our own core's private lock, read-only
@@ -280,7 +316,7 @@ class BareManagerAdapter:
     """A plain `ModelManager` (no LRU, pins, capacity, memory or refresh)."""
 
     name: str = "core-bare-manager"
-    capabilities: frozenset[str] = frozenset({"leases", "lifecycle", "aliases"})
+    capabilities: frozenset[str] = frozenset({"leases", "lifecycle", "aliases", "statistics"})
 
     def build(
         self,
@@ -308,6 +344,10 @@ class BareManagerAdapter:
         """The core's `CONCURRENCY_MODULES`."""
         return _core_modules()
 
+    def statistics(self, stack: Any) -> Mapping[str, int]:
+        """The manager's `statistics()` as a mapping."""
+        return stack_statistics(stack)
+
 
 def core_adapters() -> tuple[CoreAdapter, ...]:
     """Our core at decorator depths 0-3."""
@@ -332,6 +372,12 @@ def _validate(candidate: object, target: str) -> ManagerAdapter:
         for method in ("build", "snapshot", "patch_modules")
         if not callable(getattr(candidate, method, None))
     )
+    if (
+        isinstance(caps, frozenset)
+        and "statistics" in caps
+        and not callable(getattr(candidate, "statistics", None))
+    ):
+        problems.append("the 'statistics' capability needs a `statistics(stack)` method")
     if problems:
         raise AdapterError(
             f"{target!r} does not satisfy models_spec.adapter.ManagerAdapter: "

@@ -21,11 +21,14 @@ A `Driver` belongs to one lockstep execution of one stack:
 * `state_checks()` are the invariants that hold at every switch point, one
   callable per invariant named after its id, for ``lockstep.add_invariant``:
   I1, I2, I4 (no duplicates), I7, I11 (over-capacity admissions counted by
-  the stack are slack), I13, and I14 when a lock probe is set.
+  the stack are slack), I13, I14 when a lock probe is set, I17 (no wait
+  needs its timeout: lockstep's thread states) and I18 (no lease outlives
+  its ``with`` block: the driver counts the open ones).
 * `quiescence(linearizable=...)` checks the quiescent invariants (I4
-  bijection, I7, I9, ...) and I15: the recorded history, plus a final
-  observation of ``keys`` and ``lru``, against `spec.step`, with each add
-  split into admission and completion (`spec.expand_adds`).
+  bijection, I7, I9, ...), I19 (the statistics against the ghost's events)
+  and I15: the recorded history, plus a final observation of ``keys`` and
+  ``lru``, against `spec.step`, with each add split into admission and
+  completion (`spec.expand_adds`).
 
 Every violation is reported with `violate`: a per-execution lockstep
 invariant named after the invariant id that raises it at the next switch
@@ -37,7 +40,6 @@ are counted (`i15_skips`), never passed silently.
 from __future__ import annotations
 
 import _thread
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -45,7 +47,7 @@ import attrs
 
 import lockstep
 from lockstep.linearizability import HistoryRecorder, check_linearizability
-from lockstep.lowlevel import current_step
+from lockstep.lowlevel import current_step, thread_states
 from models_spec.adapter import ManagerAdapter, Snapshot
 from models_spec.fakes import (
     Ghost,
@@ -72,6 +74,9 @@ from models_spec.invariants import (
     check_i13,
     check_i14,
     check_i16,
+    check_i17,
+    check_i18,
+    check_i19,
     live,
 )
 from models_spec.spec import encode_outcome, expand_adds, initial_state, resolve, step
@@ -120,7 +125,12 @@ class Op:
     (`alias` also for acquires); `exclusive`: no other thread touches the
     stack while this op runs, so before/after postconditions (I3 strong
     form, I5, I6, I10, I12) are checked; `body_raises` (lease and acquire):
-    the body inside the ``with`` raises `LeaseBodyError` after using the model.
+    the body inside the ``with`` raises `LeaseBodyError` after using the model;
+    `uses` (lease and acquire): inferences the body runs, each a switch point,
+    so the lease is held across that many steps of other threads; `inside`
+    (lease and acquire): ops the same thread performs inside the ``with``
+    block, after the inferences, while holding the lease (a pipeline that
+    leases one model, then another).
     """
 
     kind: str
@@ -129,6 +139,8 @@ class Op:
     pin: bool = False
     exclusive: bool = False
     body_raises: bool = False
+    uses: int = 1
+    inside: tuple[Op, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in OP_KINDS:
@@ -141,6 +153,14 @@ class Op:
             raise ScenarioError(f"alias is for add and acquire ops (got {self.kind!r})")
         if self.pin and self.kind != "add":
             raise ScenarioError(f"pin=True is for add ops (got {self.kind!r})")
+        if isinstance(self.uses, bool) or not isinstance(self.uses, int) or self.uses < 1:
+            raise ScenarioError(f"uses must be an int >= 1 (got {self.uses!r})")
+        if self.uses != 1 and self.kind not in ("lease", "acquire"):
+            raise ScenarioError(f"uses is for lease and acquire ops (got {self.kind!r})")
+        if self.inside and (
+            self.kind not in ("lease", "acquire") or not all(isinstance(o, Op) for o in self.inside)
+        ):
+            raise ScenarioError(f"inside is a tuple of Op for lease and acquire ops ({self})")
 
     @property
     def resolved_id(self) -> str:
@@ -149,16 +169,21 @@ class Op:
 
     @property
     def needs(self) -> frozenset[str]:
-        """The capabilities this op needs."""
+        """The capabilities this op (and the ops inside it) needs."""
         needs = set(OP_NEEDS.get(self.kind, frozenset()))
         if self.alias is not None:
             needs.add("aliases")
+        for op in self.inside:
+            needs |= op.needs
         return frozenset(needs)
 
     def __str__(self) -> str:
         alias = f" as {self.alias}" if self.alias else ""
         pin = " pinned" if self.pin else ""
         raises = " (body raises)" if self.body_raises else ""
+        raises += f" x{self.uses}" if self.uses != 1 else ""
+        if self.inside:
+            raises += " { " + "; ".join(map(str, self.inside)) + " }"
         return f"{self.kind}({self.model_id}{alias}{pin}){raises}" if self.model_id else self.kind
 
 
@@ -212,19 +237,31 @@ def _named(name: str, fn: Callable[[], None]) -> Callable[[], None]:
     return fn
 
 
-def _skipping(fn: Callable[[], None]) -> Callable[[], None]:
-    def checked() -> None:
-        with contextlib.suppress(InvariantSkipped):
-            fn()
-
-    return checked
-
-
 def _overflow_slack(stack: Any) -> int:
     """Admissions over capacity the stack counted (``statistics().pinned_overflow``)."""
     stats = getattr(stack, "statistics", None)
     value = getattr(stats(), "pinned_overflow", 0) if callable(stats) else 0
     return int(value) if isinstance(value, int) else 0
+
+
+class _StateInvariants:
+    """The driver's per-step invariants as one lockstep invariant (see `Driver.state_checks`)."""
+
+    def __init__(self, driver: Driver, checks: tuple[Callable[[Snapshot], None], ...]) -> None:
+        self._driver = driver
+        self._checks = checks
+        self.__name__ = self.__qualname__ = "state invariants"
+
+    def __call__(self) -> None:
+        snap = self._driver.step_snapshot()
+        for check in self._checks:
+            try:
+                check(snap)
+            except InvariantSkipped:
+                continue
+            except InvariantViolation as violation:
+                self.__name__ = self.__qualname__ = violation.invariant  # what lockstep reports
+                raise
 
 
 class Driver:
@@ -250,6 +287,11 @@ class Driver:
         self.bound = bound
         self.caps = frozenset(adapter.capabilities)
         self.recorder = HistoryRecorder()
+        # Lease and acquire blocks between their entry call and their exit's
+        # return, per resolved id: no lease may outlive them (I18).
+        self.open_leases: dict[str, int] = {}
+        # Ghost timeline mark when a thread's acquire entered (its I16 range ends there).
+        self._entered: dict[int, int] = {}
         self.timeouts = 0
         self.lin_result: Any = None
         self._reported: set[str] = set()
@@ -296,31 +338,36 @@ class Driver:
         return snap
 
     def state_checks(self) -> list[Callable[[], None]]:
-        """The per-step invariants, one callable each, named after the invariant id."""
+        """The per-step invariants as callables for ``lockstep.add_invariant``.
+
+        One callable runs them all on one snapshot (a call per invariant per
+        step costs more than the checks); when one is violated the callable
+        takes that invariant's id as its name, so lockstep's
+        `Failure.invariant` is the id ("I4"), as for reported violations.
+        """
         caps, ghost = self.caps, self.ghost
-        checks: list[tuple[str, Callable[[], None]]] = [
-            ("I2", lambda: check_i2(None, ghost)),
-            (
-                "I13",
-                lambda: check_i13(self.step_snapshot() if "leases" in caps else None, ghost),
-            ),
-            ("I7", lambda: check_i7(self.step_snapshot(), ghost, quiescent=False)),
+        checks: list[Callable[[Snapshot], None]] = [
+            lambda snap: check_i2(None, ghost),
+            lambda snap: check_i13(snap if "leases" in caps else None, ghost),
+            lambda snap: check_i7(snap, ghost, quiescent=False),
         ]
         if "lifecycle" in caps:
-            checks.append(("I1", lambda: check_i1(self.step_snapshot(), ghost)))
+            checks.append(lambda snap: check_i1(snap, ghost))
         if "lru" in caps:
-            checks.append(("I4", lambda: check_i4(self.step_snapshot(), ghost, quiescent=False)))
+            checks.append(lambda snap: check_i4(snap, ghost, quiescent=False))
         if "capacity" in caps:
             # An admission over capacity (only pinned or leased models left)
             # stays until the next cold add evicts; once the pin or lease is
             # gone it is no longer protected, so the counted overflows are slack.
-            checks.append(("I11", self._check_capacity))
+            checks.append(self._check_capacity)
         if ghost.lock_probe is not None:
-            checks.append(("I14", lambda: check_i14(None, ghost)))
-        return [_named(name, _skipping(fn)) for name, fn in checks]
+            checks.append(lambda snap: check_i14(None, ghost))
+        checks.append(lambda snap: check_i17(thread_states()))
+        if "leases" in caps:
+            checks.append(lambda snap: check_i18(snap, self.open_leases))
+        return [_StateInvariants(self, tuple(checks))]
 
-    def _check_capacity(self) -> None:
-        snap = self.step_snapshot()
+    def _check_capacity(self, snap: Snapshot) -> None:
         try:
             check_i11(snap, self.ghost)
         except InvariantViolation:  # the slack costs a statistics() call: only when needed
@@ -415,14 +462,17 @@ class Driver:
         else:
             pending = recorder.invoke(process, ("acquire", op.model_id, op.alias))
             manager = stack.acquire(op.model_id, None, op.alias)
+        self._open_lease(rid, +1)
         try:
             model = manager.__enter__()
         except Exception as exc:
+            self._open_lease(rid, -1)
             if _expected(exc):
                 recorder.respond(pending, encode_outcome(error=exc))
             raise
         token = getattr(model, "token", None)
         recorder.respond(pending, encode_outcome(token))
+        self._entered[_thread.get_ident()] = ghost.mark()
         if op.kind == "acquire":
             check_i3_returned(ghost, resolved_id=rid, live_at_call=live_at_call, since=since)
         if getattr(model, "torn_down", False) or ghost.clearing.get(rid, 0):
@@ -433,11 +483,16 @@ class Driver:
         release = None
         try:
             with ghost.use(model):
-                lockstep.checkpoint(f"infer:{rid}", resource=rid)
-                try:
-                    model.infer()
-                except TornDownModelError as exc:
-                    raise InvariantViolation("I13", f"inference on a leased model: {exc}") from exc
+                for _ in range(op.uses):
+                    lockstep.checkpoint(f"infer:{rid}", resource=rid)
+                    try:
+                        model.infer()
+                    except TornDownModelError as exc:
+                        raise InvariantViolation(
+                            "I13", f"inference on a leased model: {exc}"
+                        ) from exc
+                for inner in op.inside:
+                    self.perform(inner, process)
             if op.body_raises:
                 raise LeaseBodyError(f"the body of {op} raised (on purpose)")
         except BaseException as exc:
@@ -447,19 +502,35 @@ class Driver:
             if body_error is None:
                 manager.__exit__(None, None, None)
             elif manager.__exit__(type(body_error), body_error, body_error.__traceback__):
-                body_error = None  # the context manager swallowed it (a bug, seen as I18)
+                body_error = None  # the context manager swallowed it
+        except BaseException as exc:
+            if exc is not body_error:
+                raise
         finally:
+            self._open_lease(rid, -1)
             recorder.respond(release, ("ok", None))
         if body_error is not None:
             raise body_error
         return token
 
+    def _open_lease(self, resolved_id: str, delta: int) -> None:
+        count = self.open_leases.get(resolved_id, 0) + delta
+        if count:
+            self.open_leases[resolved_id] = count
+        else:
+            self.open_leases.pop(resolved_id, None)
+
     def _postconditions(self, op: Op, error: Exception | None, mark: int, ident: int) -> None:
         rid = op.resolved_id
         if op.kind in ("add", "acquire", "remove"):
             target = rid if op.kind == "remove" else None
+            # An acquire is judged over its entry (the add) only: its body's ops
+            # are judged on their own.
+            until = self._entered.pop(ident, None) if op.kind == "acquire" else None
             self._guard(
-                lambda: check_i16(error, self.ghost, since=mark, thread=ident, target=target)
+                lambda: check_i16(
+                    error, self.ghost, since=mark, thread=ident, target=target, until=until
+                )
             )
 
     def _exclusive_postconditions(self, op: Op, error: Exception | None, before: Snapshot) -> None:
@@ -497,6 +568,9 @@ class Driver:
         if report.violated:
             self.violate(report.violated[0])
             return
+        if "statistics" in self.caps:
+            statistics = self.adapter.statistics(self.stack)  # type: ignore[attr-defined]
+            self._guard(lambda: check_i19(statistics, self.ghost, timeouts=self.timeouts))
         if not linearizable:
             _note_i15_skip("the scenario runs operations the spec does not model")
             return

@@ -417,12 +417,15 @@ class Ghost:
         with self._lock:
             return len(self.events)
 
-    def failures_since(self, since: int, thread: int | None = None) -> list[BaseException]:
-        """Scripted failures raised at or after timeline index `since` (optionally one thread)."""
+    def failures_since(
+        self, since: int, thread: int | None = None, until: int | None = None
+    ) -> list[BaseException]:
+        """Scripted failures raised in timeline indexes [`since`, `until`) (optionally
+        one thread's)."""
         with self._lock:
             return [
                 e.error
-                for e in self.events[since:]
+                for e in self.events[since:until]
                 if e.error is not None
                 and e.kind in ("construct_fail", "clear_fail")
                 and (thread is None or e.thread == thread)

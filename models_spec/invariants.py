@@ -9,7 +9,9 @@ details mapping.  A check that cannot run raises `InvariantSkipped`.
 Three scopes:
 
 * **state** invariants hold at every instant (or at quiescence, when no
-  operation is in flight): I1, I2, I4, I7, I9 (quiescent), I11, I13, I14.
+  operation is in flight): I1, I2, I4, I7, I9 (quiescent), I11, I13, I14,
+  and, from the execution's context, I17 (lockstep's thread states) and I18
+  (the lease blocks the driver has open).
   `check_all` runs them and reports each CHECKED, SKIPPED (a needed
   capability is missing: never counted as passed) or VIOLATED.
 * **operation** invariants are postconditions a harness checks around one
@@ -17,7 +19,7 @@ Three scopes:
   eviction), I10 (failed add), I12 (pins survive), I16 (error masking),
   I8 (differential, several stacks).
 * **history**: I15, linearizability against `spec.step`
-  (`check_linearizable`).
+  (`check_linearizable`); I19, the statistics against the ghost's timeline.
 
 `CATALOGUE` maps each id to its title, function, needed capabilities and
 scope.  Which bugs break which invariant is declared by the bug modules
@@ -38,6 +40,7 @@ from models_spec.spec import step
 
 __all__ = [
     "CATALOGUE",
+    "STATISTICS_EVENTS",
     "InvariantInfo",
     "InvariantReport",
     "InvariantSkipped",
@@ -60,6 +63,9 @@ __all__ = [
     "check_i14",
     "check_i15",
     "check_i16",
+    "check_i17",
+    "check_i18",
+    "check_i19",
     "check_linearizable",
     "live",
 ]
@@ -493,16 +499,18 @@ def check_i16(
     since: int,
     thread: int | None = None,
     target: str | None = None,
+    until: int | None = None,
 ) -> None:
     """I16 errors are never masked.
 
-    `since` = `ghost.mark()` taken when the operation started; `thread` the
-    operation's thread ident (None: any).  If scripted failures happened in
-    the operation, the first must be the one raised (or, for a group, every
-    one is in it).  If none happened and `target`'s model was torn down
-    successfully by this operation, raising at all is a false failure.
+    `since` = `ghost.mark()` taken when the operation started (`until`: when
+    it ended, None = now); `thread` the operation's thread ident (None: any).
+    If scripted failures happened in the operation, the first must be the one
+    raised (or, for a group, every one is in it).  If none happened and
+    `target`'s model was torn down successfully by this operation, raising at
+    all is a false failure.
     """
-    failures = ghost.failures_since(since, thread)
+    failures = ghost.failures_since(since, thread, until)
     if failures:
         if raised is None:
             _fail("I16", f"scripted failure {failures[0]!r} was swallowed")
@@ -525,7 +533,7 @@ def check_i16(
                 e.kind == "clear_end"
                 and e.resolved_id == target
                 and (thread is None or e.thread == thread)
-                for e in ghost.events[since:]
+                for e in ghost.events[since:until]
             )
         if torn and not isinstance(raised, BaseExceptionGroup):
             _fail(
@@ -541,6 +549,99 @@ def _leaves(error: BaseException | None) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for sub in error.exceptions for leaf in _leaves(sub)]
     return [error]
+
+
+# -- liveness, lease scope, statistics ------------------------------------------
+
+
+def check_i17(states: Sequence[Any] | None) -> None:
+    """I17 liveness under the virtual clock: no wait needs its timeout.
+
+    `states` is ``lockstep.lowlevel.thread_states()`` at a stopped state (None
+    outside a lockstep run: skipped).  In lockstep a timeout is a scheduling
+    choice, offered only while a thread is blocked; so a wait that can only
+    end by timing out although it had no reason to last is a failure:
+
+    * a lost wake-up: a thread blocked in ``Condition.wait_for`` although the
+      condition it waits for holds, the lock is free and no notified waiter is
+      on its way (a ``notify()`` that woke another waiter, a missing notify).
+      With ``notify_all`` under the lock the waiter is runnable as soon as its
+      condition holds, so for correct code this never happens;
+    * a deadlock masked by timeouts: every live thread waits and some wait is
+      bounded, so only a timeout can let anything run (lockstep reports the
+      unbounded case itself as a deadlock).
+    """
+    if states is None:
+        raise InvariantSkipped("I17", "not inside a lockstep run")
+    for state in states:
+        if state.lost_wakeup:
+            end = "time out" if state.bounded else "never end"
+            _fail(
+                "I17",
+                f"lost wake-up: {state.name} waits ({state.waiting_for}) although the "
+                f"condition it waits for already holds and no notify reached it; the wait "
+                f"can only {end}",
+                thread=state.name,
+            )
+    if states and not any(s.runnable for s in states) and any(s.bounded for s in states):
+        table = "; ".join(f"{s.name}: {s.waiting_for or 'runnable'}" for s in states)
+        _fail(
+            "I17",
+            f"every live thread waits, so only a timeout can end a wait (a deadlock "
+            f"masked by timeouts): {table}",
+        )
+
+
+def check_i18(snapshot: Snapshot, open_leases: Mapping[str, int]) -> None:
+    """I18 no lease outlives its context: the stack never holds more leases on an id
+    than there are ``lease``/``acquire`` blocks on it between their entry and their exit
+    (`open_leases`, counted by the driver), whatever the block's body raised, so the
+    model is removable right after the last block on it exits."""
+    _need("I18", snapshot, "leases")
+    assert snapshot.leases is not None
+    for rid, held in snapshot.leases.items():
+        if held > open_leases.get(rid, 0):
+            _fail(
+                "I18",
+                f"{held} lease(s) on {rid!r} but {open_leases.get(rid, 0)} lease block(s) "
+                "are open: a lease outlived its context (given back outside a finally?)",
+                resolved_id=rid,
+            )
+
+
+STATISTICS_EVENTS: Final[Mapping[str, str]] = {
+    "loads": "construct_end",
+    "load_failures": "construct_fail",
+    "removals": "clear_end",
+    "removal_failures": "clear_fail",
+}
+"""Each counter I19 checks -> the ghost event it counts."""
+
+
+def check_i19(statistics: Mapping[str, int], ghost: Ghost, *, timeouts: int = 0) -> None:
+    """I19 statistics count what happened: at quiescence each counter of
+    `STATISTICS_EVENTS` equals the number of those events in the ghost's timeline
+    (constructors that returned / raised, ``clear_cache`` calls that returned /
+    raised), and ``lock_timeouts`` is at least `timeouts`, the operations that raised
+    a timeout.  A counter updated without its lock loses increments (B21)."""
+    with ghost._lock:
+        kinds = Counter(event.kind for event in ghost.events)
+    for counter, kind in STATISTICS_EVENTS.items():
+        if counter not in statistics:
+            raise InvariantSkipped("I19", f"the statistics have no {counter!r}")
+        if statistics[counter] != kinds[kind]:
+            _fail(
+                "I19",
+                f"statistics say {counter}={statistics[counter]} but {kinds[kind]} "
+                f"{kind} event(s) happened (an update lost or invented)",
+                counter=counter,
+            )
+    recorded = statistics.get("lock_timeouts")
+    if recorded is not None and recorded < timeouts:
+        _fail(
+            "I19",
+            f"statistics say lock_timeouts={recorded} but {timeouts} operation(s) timed out",
+        )
 
 
 # -- history invariant ----------------------------------------------------------
@@ -600,6 +701,9 @@ CATALOGUE: Final[Mapping[str, InvariantInfo]] = dict(
         _info("I14", "progress", check_i14, [], "state"),
         _info("I15", "linearizability", check_linearizable, [], "history"),
         _info("I16", "errors are never masked", check_i16, [], "operation"),
+        _info("I17", "liveness under the virtual clock", check_i17, [], "state"),
+        _info("I18", "no lease outlives its context", check_i18, ["leases"], "state"),
+        _info("I19", "statistics count what happened", check_i19, ["statistics"], "history"),
     ]
 )
 

@@ -120,6 +120,9 @@ class Setup:
     p_unload: float = 0.0
     preload: tuple[str, ...] = ()
     pins: tuple[str, ...] = ()
+    inner_preload: tuple[str, ...] = ()
+    """Ids the innermost manager loads before the layers above it are built (needs the
+    adapter's "adopt" capability); they must load (no scripted failure)."""
 
     def script(self) -> Script:
         """A fresh `Script` for one execution."""
@@ -172,6 +175,8 @@ class Scenario:
                 needs |= op.needs
         if self.setup.pins:
             needs.add("pins")
+        if self.setup.inner_preload:
+            needs.add("adopt")
         return frozenset(needs)
 
     def supported_by(self, adapter: ManagerAdapter) -> bool:
@@ -221,11 +226,15 @@ class World:
         self.script = setup.script()
         self.registry = ScriptedRegistry(self.script)
         self.ghost = self.registry.ghost
+        extra: dict[str, Any] = {}
+        if setup.inner_preload:
+            extra["inner_models"] = setup.inner_preload
         self.stack = adapter.build(
             self.registry,
             max_size=setup.max_size,
             lock_timeout=setup.lock_timeout,
             queue_lock_timeout=setup.queue_lock_timeout,
+            **extra,
         )
         caps = frozenset(adapter.capabilities)
         # Without the capacity capability nothing is ever evicted: judge the
@@ -243,6 +252,11 @@ class World:
         for check in driver.state_checks():
             lockstep.add_invariant(check)
         setup = self.scenario.setup
+        for model_id in setup.inner_preload:
+            # Loaded inside before the stack was built: to the spec, adds that
+            # happened first (the layers above adopt them in this order).
+            pending = driver.recorder.invoke("main", ("add", model_id, None, False))
+            driver.recorder.respond(pending, ("ok", None))
         for model_id in setup.preload:
             driver.perform(Op("add", model_id, pin=model_id in setup.pins), "main")
         for model_id in setup.pins:

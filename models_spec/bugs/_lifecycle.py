@@ -57,6 +57,8 @@ class _RetiringHold:
         entry = table._reserve(self._resolved_id)
         if not entry.lock.acquire(True, self._timeout):
             table._release_reservation(entry)
+            if table._on_timeout is not None:  # counted, like the core's hold
+                table._on_timeout()
             raise LockTimeout(f"the lifecycle lock of model {self._resolved_id!r}", self._timeout)
         with table._state_lock:
             self._outermost = entry.depth == 0
@@ -82,7 +84,9 @@ def manager_with(table_cls: type[RetiringTable]) -> type[ModelManager]:
     class Manager(ModelManager):
         def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
             super().__init__(registry, lock_timeout=lock_timeout)
-            self._lifecycle = table_cls()
+            self._lifecycle = table_cls(
+                on_timeout=lambda: self._counters.increment("lock_timeouts")
+            )
 
     Manager.__name__ = Manager.__qualname__ = f"ModelManagerWith{table_cls.__name__}"
     return Manager

@@ -19,7 +19,13 @@ from typing import Any
 
 import attrs
 
-from models_spec.adapter import CAPABILITIES, BareManagerAdapter, CoreAdapter, Snapshot
+from models_spec.adapter import (
+    CAPABILITIES,
+    BareManagerAdapter,
+    CoreAdapter,
+    Snapshot,
+    stack_statistics,
+)
 
 __all__ = [
     "BARE_CAPABILITIES",
@@ -33,8 +39,8 @@ BARE_CAPABILITIES = BareManagerAdapter().capabilities
 """What a plain `ModelManager` stack offers (no LRU, pins, capacity or refresh)."""
 
 StackBuilder = Callable[..., Any]
-"""``builder(registry, *, max_size, memory_probe, lock_timeout, queue_lock_timeout)
--> stack``, the keywords of `ManagerAdapter.build`."""
+"""``builder(registry, *, max_size, memory_probe, lock_timeout, queue_lock_timeout,
+inner_models) -> stack``, the keywords of `ManagerAdapter.build`."""
 
 
 def _cache_kwargs(memory_probe: Any, queue_lock_timeout: float) -> dict[str, Any]:
@@ -49,7 +55,11 @@ def cache_over_manager(
     manager_cls: Any = None,
     cache_cls: Any = None,
 ) -> StackBuilder:
-    """A builder of ``cache_cls(manager_cls(registry))`` (core classes by default)."""
+    """A builder of ``cache_cls(manager_cls(registry))`` (core classes by default).
+
+    `inner_models` are loaded into the manager before the cache is built
+    around it (the "adopt" capability).
+    """
 
     def build(
         registry: Any,
@@ -58,10 +68,13 @@ def cache_over_manager(
         memory_probe: Any = None,
         lock_timeout: float = 60.0,
         queue_lock_timeout: float = 5.0,
+        inner_models: Sequence[str] = (),
     ) -> Any:
         from modelmanager import ModelManager, WithFixedSizeCache  # noqa: PLC0415
 
         manager = (manager_cls or ModelManager)(registry, lock_timeout=lock_timeout)
+        for model_id in inner_models:
+            manager.add_model(model_id)
         return (cache_cls or WithFixedSizeCache)(
             manager, max_size=max_size, **_cache_kwargs(memory_probe, queue_lock_timeout)
         )
@@ -79,8 +92,12 @@ def bare_manager(manager_cls: Any) -> StackBuilder:
         memory_probe: Any = None,
         lock_timeout: float = 60.0,
         queue_lock_timeout: float = 5.0,
+        inner_models: Sequence[str] = (),
     ) -> Any:
-        return manager_cls(registry, lock_timeout=lock_timeout)
+        manager = manager_cls(registry, lock_timeout=lock_timeout)
+        for model_id in inner_models:
+            manager.add_model(model_id)
+        return manager
 
     return build
 
@@ -103,14 +120,17 @@ class VariantAdapter:
         memory_probe: Any = None,
         lock_timeout: float = 60.0,
         queue_lock_timeout: float = 5.0,
+        inner_models: Sequence[str] = (),
     ) -> Any:
         """The variant's stack over `registry`."""
+        extra: dict[str, Any] = {"inner_models": tuple(inner_models)} if inner_models else {}
         return self.builder(
             registry,
             max_size=max_size,
             memory_probe=memory_probe,
             lock_timeout=lock_timeout,
             queue_lock_timeout=queue_lock_timeout,
+            **extra,
         )
 
     def snapshot(self, stack: Any) -> Snapshot:
@@ -118,6 +138,10 @@ class VariantAdapter:
         if "lru" not in self.capabilities:
             return BareManagerAdapter().snapshot(stack)
         return CoreAdapter(0).snapshot(stack)
+
+    def statistics(self, stack: Any) -> dict[str, int]:
+        """The stack's `statistics()` as a mapping (the variant keeps the core's counters)."""
+        return stack_statistics(stack)
 
     def patch_modules(self) -> Sequence[ModuleType]:
         """The core's concurrency modules plus the bug module."""

@@ -1,18 +1,37 @@
-"""B17 unload under a running model: `remove` does not wait for leases.
+"""B17 add-then-infer is not atomic; unload under a running model.
 
-Bug path: `ModelManager._wait_for_leases` (one override, a no-op).  A
-removal runs `clear_cache` while an inference holds a lease on the model and
-uses it (I13).
+Three ways of putting it back, one variant each:
+
+* ``unload-under-lease`` (the module's own slug): `ModelManager._wait_for_leases`
+  is a no-op (one override), so a removal runs `clear_cache` while an
+  inference holds a lease on the model and uses it (I13).
+* ``eviction-ignores-leases``: the cache's eviction treats leased models as
+  evictable (`_evictable_locked`) and commits the victim without the core's
+  lease re-check (`_evict_one`): two overrides of one step, choosing and
+  committing a victim.  The unload then waits for the lease, so an add made
+  while holding a lease on the victim waits for itself until its timeout
+  (I17); the core skips leased models and admits over capacity instead.
+* ``non-atomic-acquire``: `WithFixedSizeCache.acquire` is ``add_model`` then
+  ``lease`` (one override) with a window in between
+  (`between_add_and_lease`, a switch point; real-thread tests pause there):
+  another add can evict the model first, so the acquire fails with
+  ModelNotFound (I15).  This was every error of a 90-minute two-client soak
+  of upstream (1,030 of ~208,000 requests).
 """
 
 from __future__ import annotations
 
-from modelmanager import ModelManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import lockstep
+from modelmanager import Model, ModelManager, WithFixedSizeCache
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
-__all__ = ["BUG", "NoLeaseDrainManager"]
+__all__ = ["BUG", "EvictionIgnoresLeasesCache", "NoLeaseDrainManager", "NonAtomicAcquireCache"]
 
 
 class NoLeaseDrainManager(ModelManager):
@@ -22,22 +41,87 @@ class NoLeaseDrainManager(ModelManager):
         return None
 
 
+class EvictionIgnoresLeasesCache(WithFixedSizeCache):
+    """Chooses and commits leased models as eviction victims (the unload waits for them)."""
+
+    def _evictable_locked(self, candidate: str, leased: frozenset[str], exclude: str) -> bool:
+        return super()._evictable_locked(candidate, frozenset(), exclude)
+
+    def _evict_one(self, victim: str) -> bool:
+        with self._manager.lifecycle(victim):
+            if victim not in self._manager or victim in self._pins:
+                self._forget(victim)
+                return False
+            with self._lru_changed:
+                self._evicting.discard(victim)
+                self._chosen_for.pop(victim, None)
+                self._unloading.add(victim)
+            self._manager.remove(victim, delete_from_disk=False)  # waits for the lease
+            self._forget(victim)
+            return True
+
+
+class NonAtomicAcquireCache(WithFixedSizeCache):
+    """``acquire`` = ``add_model``, a window, then ``lease``."""
+
+    def between_add_and_lease(self) -> None:
+        """The window (a switch point under lockstep; real-thread tests replace it)."""
+        lockstep.checkpoint("acquire: between the add and the lease")
+
+    def acquire(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+        **load_kwargs: Any,
+    ) -> AbstractContextManager[Model]:
+        @contextmanager
+        def acquired() -> Iterator[Model]:
+            self.add_model(model_id, api_key, model_id_alias, pin=pin, **load_kwargs)
+            self.between_add_and_lease()
+            with self.lease(model_id_alias or model_id) as model:
+                yield model
+
+        return acquired()
+
+
 BUG = Bug(
     id="B17",
     title="unload under a running model",
     story=(
-        "U leases X and runs an inference on it; R removes X without waiting for the "
-        "lease to be given back: clear_cache runs while the model is in use (I13)."
+        "In a cache of 1 holding X, U acquires X (load and lease), runs inferences and, "
+        "still holding it, adds Y; R removes X; T adds Z. R must wait for U's lease "
+        "before clear_cache (else I13); an add must skip the leased X and admit over "
+        "capacity rather than wait for U's lease, which U, waiting for its own add, "
+        "never gives back (I17); and no add may evict X between the load and the lease "
+        "of U's acquire (else the acquire fails with ModelNotFound, I15)."
     ),
     scenario=Scenario(
         "B17-unload-under-running-model",
         ("B17",),
-        "remove(X) never runs clear_cache while an inference holds a lease on X",
-        [("U", [Op("lease", "X")]), ("R", [Op("remove", "X")])],
-        Setup(max_size=2, preload=("X",)),
-        needs=frozenset({"leases"}),
+        "no unload, eviction or removal comes between an acquire's load and its lease's end",
+        [
+            ("U", [Op("acquire", "X", uses=2, inside=(Op("add", "Y"),))]),
+            ("R", [Op("remove", "X")]),
+            ("T", [Op("add", "Z")]),
+        ],
+        Setup(max_size=1, preload=("X",)),
+        needs=frozenset({"leases", "capacity"}),
     ),
-    variants=Variant(cache_over_manager(manager_cls=NoLeaseDrainManager)),
-    breaks=("I3", "I13", "I15"),
-    caught_by=("pct", "dpor", "random"),
+    variants=(
+        Variant(
+            cache_over_manager(manager_cls=NoLeaseDrainManager),
+            caught_by=("pct", "dpor", "random"),
+        ),
+        # DPOR's default order times the drain out before the others block.
+        Variant(
+            cache_over_manager(cache_cls=EvictionIgnoresLeasesCache),
+            slug="eviction-ignores-leases",
+        ),
+        Variant(cache_over_manager(cache_cls=NonAtomicAcquireCache), slug="non-atomic-acquire"),
+    ),
+    breaks=("I3", "I13", "I15", "I17"),
+    caught_by=("pct", "random"),
 )

@@ -5,21 +5,18 @@ known-bug variant of the core and expects it to fail with the message of
 the invariant the scenario guards.  The variants are the bug catalogue's
 (`models_spec.catalogue`: one module per bug under ``models_spec/bugs/``),
 built through their adapters with this package's fakes, so the lockstep
-suite and these real-thread tests judge the same broken code.  The two B17
-classes below have no catalogue counterpart yet (they put the bug back on
-the eviction path and in ``acquire``, which the catalogue's B17 scenario
-does not exercise); they reach into private attributes on purpose.
+suite and these real-thread tests judge the same broken code; a variant
+whose window real threads cannot reach with gates gets a second variant in
+its bug module (B8's ``remove-every-occurrence``) rather than a copy here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
-from modelmanager import Model, ModelManager, WithFixedSizeCache
 from models_spec.catalogue import load
 
 from .helpers import GATE_TIMEOUT, FakeRegistry
@@ -50,62 +47,7 @@ def _variant(
     return build
 
 
-def _cache(
-    manager: Any,
-    max_size: int = 2,
-    cls: type[WithFixedSizeCache] = WithFixedSizeCache,
-    **kwargs: Any,
-) -> WithFixedSizeCache:
-    return cls(manager, max_size=max_size, queue_lock_timeout=GATE_TIMEOUT, **kwargs)
-
-
-# ------------------------------------------------------------------ B17
-
-
-class EvictionIgnoresLeases(WithFixedSizeCache):
-    """B17: eviction picks leased models and unloads them (waiting for the lease)."""
-
-    def _evictable_locked(self, candidate: str, leased: frozenset[str], exclude: str) -> bool:
-        return super()._evictable_locked(candidate, frozenset(), exclude)
-
-    def _evict_one(self, victim: str) -> bool:
-        with self._manager.lifecycle(victim):
-            if victim not in self._manager or victim in self._pins:
-                return False
-            self._manager.remove(victim, delete_from_disk=False)
-            self._forget(victim)
-            return True
-
-
-class NonAtomicAcquire(WithFixedSizeCache):
-    """B17: acquire() is add_model() then lease(), with a window in between."""
-
-    between_add_and_lease: Callable[[], object] = staticmethod(lambda: None)
-
-    def acquire(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-        **load_kwargs: Any,
-    ) -> AbstractContextManager[Model]:
-        @contextmanager
-        def acquired() -> Iterator[Model]:
-            self.add_model(model_id, api_key, model_id_alias, pin=pin, **load_kwargs)
-            self.between_add_and_lease()
-            with self.lease(model_id_alias or model_id) as model:
-                yield model
-
-        return acquired()
-
-
 Builder = Callable[[FakeRegistry], Any]
-
-
-def _plain(registry: FakeRegistry) -> ModelManager:
-    return ModelManager(registry, lock_timeout=GATE_TIMEOUT)
 
 
 @attrs.frozen
@@ -181,13 +123,13 @@ BROKEN_CASES: tuple[BrokenCase, ...] = (
     BrokenCase(
         "B17-eviction-skips-leased",
         "B17",
-        lambda r: _cache(_plain(r), max_size=1, cls=EvictionIgnoresLeases),
+        _variant("variant-B17-eviction-ignores-leases", max_size=1),
         "waited for the lease",
     ),
     BrokenCase(
         "B17-acquire-is-atomic",
         "B17",
-        lambda r: _cache(_plain(r), max_size=1, cls=NonAtomicAcquire),
+        _variant("variant-B17-non-atomic-acquire", max_size=1),
         "evicted between acquire's load and its lease",
     ),
 )

@@ -29,6 +29,9 @@ from models_spec.invariants import (
     check_i13,
     check_i14,
     check_i16,
+    check_i17,
+    check_i18,
+    check_i19,
     check_linearizable,
 )
 from models_spec.spec import initial_state
@@ -330,3 +333,65 @@ def test_check_all_capacity_slack() -> None:
     )
     assert lenient.ok
     assert "I11" in lenient.checked
+
+
+def _state(name: str, **fields: object) -> Any:
+    from lockstep.lowlevel import ThreadState
+
+    values: dict[str, object] = {
+        "daemon": False,
+        "runnable": True,
+        "waiting_for": "",
+        "bounded": False,
+        "lost_wakeup": False,
+    }
+    values.update(fields)
+    return ThreadState(name=name, **values)  # type: ignore[arg-type]
+
+
+def test_i17_liveness() -> None:
+    """A lost wake-up, or every thread waiting with a timeout pending, violates I17;
+    threads that can run, or waits without a timeout (lockstep's deadlock), do not."""
+    waiting = {"runnable": False, "waiting_for": "Condition.wake Condition#1", "bounded": True}
+    check_i17([_state("main"), _state("R", **waiting)])
+    with violation("I17"):
+        check_i17([_state("main"), _state("R", **waiting, lost_wakeup=True)])
+    with pytest.raises(InvariantViolation, match="masked by timeouts"):
+        check_i17(
+            [_state("main", runnable=False, waiting_for="Thread.join"), _state("R", **waiting)]
+        )
+    unbounded = {**waiting, "bounded": False}
+    check_i17([_state("main", runnable=False, waiting_for="Thread.join"), _state("R", **unbounded)])
+    with pytest.raises(InvariantSkipped):
+        check_i17(None)
+
+
+def test_i18_no_lease_outlives_its_block() -> None:
+    """More leases on an id than open lease blocks violate I18."""
+    _, models = loaded("a")
+    check_i18(snap(models, leases={"a": 1}), {"a": 1})
+    check_i18(snap(models, leases={}), {"a": 2})
+    with violation("I18"):
+        check_i18(snap(models, leases={"a": 1}), {})
+    with violation("I18"):
+        check_i18(snap(models, leases={"a": 2}), {"a": 1})
+    with pytest.raises(InvariantSkipped):
+        check_i18(snap(models, leases=None), {})
+
+
+def test_i19_statistics_count_the_ghost_events() -> None:
+    """Counters must equal the ghost's constructions and teardowns; lock_timeouts at least
+    the timed-out operations."""
+    registry, models = loaded("a", "b")
+    models["a"].clear_cache()  # type: ignore[attr-defined]
+    good = {"loads": 2, "load_failures": 0, "removals": 1, "removal_failures": 0}
+    check_i19(good, registry.ghost)
+    check_i19({**good, "lock_timeouts": 1}, registry.ghost, timeouts=1)
+    with pytest.raises(InvariantViolation, match="loads=1 but 2 construct_end"):
+        check_i19({**good, "loads": 1}, registry.ghost)
+    with pytest.raises(InvariantViolation, match="removals=2 but 1 clear_end"):
+        check_i19({**good, "removals": 2}, registry.ghost)
+    with pytest.raises(InvariantViolation, match="lock_timeouts=0 but 1 operation"):
+        check_i19({**good, "lock_timeouts": 0}, registry.ghost, timeouts=1)
+    with pytest.raises(InvariantSkipped):
+        check_i19({"loads": 2}, registry.ghost)

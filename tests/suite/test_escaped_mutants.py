@@ -1,0 +1,99 @@
+"""The two hand-written bugs that once escaped every test are caught when put back by hand.
+
+Each test rewrites the core's own current source of one method the way a
+person would have broken it, installs the rewritten method, and runs the
+bug's named scenario against the *core* adapter: the suite must fail with
+the invariant the catalogue names.
+
+* B18: the lease give-back wakes drain waiters with ``notify()`` instead of
+  ``notify_all()`` (`modelmanager.leases.LeaseTable.give_back`): I17.
+* B19: ``ModelManager.acquire`` gives the lease back after ``yield`` without
+  ``try/finally`` (`ModelManager._acquire_context`): I18.
+
+If the core's code changes so that a rewrite no longer applies, the test
+fails saying so: update the rewrite, never drop the test.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from modelmanager import ModelManager
+from modelmanager.leases import LeaseTable
+from models_spec.adapter import BareManagerAdapter, CoreAdapter, ManagerAdapter
+from models_spec.catalogue import load
+from models_spec.check import explore_scenario
+
+
+def _rewritten(function: Callable[..., Any], rewrite: Callable[[ast.Module], ast.Module]) -> Any:
+    """`function` recompiled from its current source after `rewrite`, in its module."""
+    unwrapped = inspect.unwrap(function)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(unwrapped)))
+    original = ast.dump(tree)
+    tree = ast.fix_missing_locations(rewrite(tree))
+    assert ast.dump(tree) != original, f"the rewrite no longer applies to {function.__qualname__}"
+    namespace = dict(sys.modules[unwrapped.__module__].__dict__)
+    exec(compile(tree, inspect.getsourcefile(unwrapped) or "<rewritten>", "exec"), namespace)
+    return namespace[unwrapped.__name__]
+
+
+class _NotifyOne(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if node.attr == "notify_all":
+            node.attr = "notify"
+        return self.generic_visit(node)
+
+
+class _DropTryFinally(ast.NodeTransformer):
+    """``try: BODY finally: FINAL`` -> ``BODY; FINAL`` (the cleanup no longer runs on error)."""
+
+    def visit_Try(self, node: ast.Try) -> Any:
+        self.generic_visit(node)
+        if node.finalbody and not node.handlers:
+            return [*node.body, *node.finalbody]
+        return node
+
+
+def _caught(bug: str, adapter: ManagerAdapter) -> set[str]:
+    """What PCT and random search (the suite's variant budget) find; "" = nothing."""
+    scenario = load().bug(bug).scenario
+    labels = set()
+    for strategy in ("pct", "random"):
+        outcome = explore_scenario(scenario, adapter, strategy=strategy, budget=360, shrink=False)
+        labels.add(outcome.label)
+    return labels - {""} or {""}
+
+
+@pytest.mark.parametrize("adapter", [CoreAdapter(0), BareManagerAdapter()], ids=lambda a: a.name)
+def test_notify_instead_of_notify_all_in_the_give_back_is_caught(
+    monkeypatch: pytest.MonkeyPatch, adapter: ManagerAdapter
+) -> None:
+    """B18 put back by hand in the core: the lost wake-up is reported as I17."""
+    broken = _rewritten(LeaseTable.give_back, _NotifyOne().visit)
+    monkeypatch.setattr(LeaseTable, "give_back", broken)
+    assert _caught("B18", adapter) == {"I17"}
+
+
+def test_give_back_after_yield_without_finally_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B19 put back by hand in the core: the leaked lease is reported as I18."""
+    broken = _rewritten(ModelManager._acquire_context, _DropTryFinally().visit)
+    monkeypatch.setattr(ModelManager, "_acquire_context", broken)
+    assert _caught("B19", BareManagerAdapter()) == {"I18"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("bug", "adapter"),
+    [("B18", CoreAdapter(0)), ("B18", BareManagerAdapter()), ("B19", BareManagerAdapter())],
+    ids=lambda value: getattr(value, "name", value),
+)
+def test_the_unmodified_core_passes_the_same_runs(bug: str, adapter: ManagerAdapter) -> None:
+    """Without the rewrite the same explorations find nothing (the control)."""
+    assert _caught(bug, adapter) == {""}
