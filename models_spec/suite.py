@@ -314,6 +314,7 @@ def _write_artifacts(job: Job, mode: str, failure: lockstep.Failure) -> tuple[st
             thread_names=list(failure.trace.thread_names),
             failure_message=failure.message,
             extra_sections=sections,
+            marked_steps=() if failure.race is None else failure.race.steps,
         ),
         encoding="utf-8",
     )

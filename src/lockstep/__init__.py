@@ -24,6 +24,7 @@ from lockstep import time as time
 from lockstep._explore import explore as explore
 from lockstep._explore import replay as replay
 from lockstep._failure import Failure as Failure
+from lockstep._memory._watch import watch as watch
 from lockstep._patching import patched as patched
 from lockstep._primitives import spawn as spawn
 from lockstep._results import ExecutionResult as ExecutionResult
@@ -67,4 +68,5 @@ __all__ = [
     "patched",
     "replay",
     "spawn",
+    "watch",
 ]

@@ -192,6 +192,8 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
             extra.append(("Traceback", format_exception(failure.exception)))
         if failure.deadlock:
             extra.append(("Blocked threads", failure.deadlock_table()))
+        if failure.race is not None:
+            extra.append(("Data race", failure.race.describe()))
     extra.append(("Replay", f"lockstep replay '{schedule.to_string()}'"))
     text = render(
         result.trace.to_rows(),
@@ -199,6 +201,7 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
         thread_names=list(result.trace.thread_names),
         extra_sections=tuple(extra),
         failure_message=message,
+        marked_steps=() if failure is None or failure.race is None else failure.race.steps,
     )
     Path(path).write_text(str(text), encoding="utf-8")
 

@@ -45,6 +45,7 @@ class Options:
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     backend: str = "thread"
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS
+    races: bool = True
 
 
 def scenario_id_of(scenario: object) -> str | None:
@@ -105,9 +106,14 @@ def run_execution(
         stall_timeout=options.stall_timeout,
         stall_diagnosis=options.stall_diagnosis,
         backend=backend,
+        races=options.races,
     )
     main = primitives.Thread(name="main")
-    run.execute(scenario, main)
+    try:
+        run.execute(scenario, main)
+    finally:
+        if run.memory is not None:
+            run.memory.close()
     return run
 
 
@@ -143,6 +149,7 @@ def make_options(
     stall_timeout: float,
     backend: str | None = None,
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
+    races: bool = True,
 ) -> Options:
     """Validate the shared settings (raises InvalidArgument / InvalidArgumentType)."""
     invariants: tuple[Callable[[], object], ...]
@@ -175,6 +182,8 @@ def make_options(
             f"got {stall_diagnosis!r}"
         )
     backend_name = resolve_backend(backend)
+    if not isinstance(races, bool):
+        raise InvalidArgumentType(f"races must be True or False, got {races!r}")
     files = frozenset(_module_file(m) for m in modules)
     gran: Granularity = "line" if granularity == "line" else "op"
     return Options(
@@ -185,4 +194,5 @@ def make_options(
         float(stall_timeout),
         backend_name,
         None if stall_diagnosis is None else float(stall_diagnosis),
+        races,
     )

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import attrs
+
 from lockstep._backend import open_backend
 from lockstep._execution import (
     ModuleRef,
@@ -102,6 +104,7 @@ def explore(
     progress: bool | None = None,
     backend: str | None = None,
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
+    races: bool = True,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
@@ -120,8 +123,13 @@ def explore(
     and may not replay on another CPython version; "op" schedules do). Step-limit,
     divergence, nondeterminism and stall failures are not shrunk. ``backend`` names where the
     logical threads run (see ``docs/backends.md``; None: the default); it changes no
-    schedule. Raises InvalidArgument / InvalidArgumentType for bad arguments (before
-    running anything).
+    schedule. ``races`` (default True): a data race on watched state
+    (``lockstep.watch``) is a failure of kind "data-race", reported at the first
+    execution where two accesses, one a write, are not ordered by synchronisation,
+    whichever order they ran in; with False, watched accesses are still switch points
+    and DPOR dependencies, so the search looks for what the race leads to instead
+    (``docs/races.md``). Raises InvalidArgument / InvalidArgumentType for bad arguments
+    (before running anything).
     """
     check_scenario(scenario)
     positive_int("budget", budget)
@@ -146,6 +154,7 @@ def explore(
         stall_timeout=stall_timeout,
         backend=backend,
         stall_diagnosis=stall_diagnosis,
+        races=races,
     )
     template = Schedule(
         choices=(),
@@ -155,6 +164,7 @@ def explore(
         granularity=options.granularity,
         patch=patch_names,
         line_modules=module_names(line_list),
+        races=options.races,
     )
     start = _real_time.perf_counter()
     executions = 0
@@ -235,6 +245,7 @@ def replay(
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     backend: str | None = None,
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
+    races: bool | None = None,
 ) -> ExecutionResult:
     """Run ``scenario`` once, following ``schedule`` exactly.
 
@@ -245,7 +256,8 @@ def replay(
     over yields a Failure of kind "divergence" whose message names the step ("step 7:
     expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
     reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for
-    explore(). Raises InvalidArgument / InvalidArgumentType for bad arguments (a module
+    explore(). ``races`` (None: what the schedule records) turns data-race reports on
+    or off. Raises InvalidArgument / InvalidArgumentType for bad arguments (a module
     that cannot be imported included) before running anything.
     """
     check_scenario(scenario)
@@ -263,10 +275,12 @@ def replay(
         stall_timeout=stall_timeout,
         backend=backend,
         stall_diagnosis=stall_diagnosis,
+        races=schedule.races if races is None else races,
     )
     effective = schedule.with_modules(
         patch=module_names(patch_modules), line_modules=module_names(line_list)
     )
+    effective = attrs.evolve(effective, races=options.races)
     strategy = ReplayStrategy(schedule)
     with _patch_context(patch_modules), open_backend(options.backend) as session:
         strategy.begin_execution()

@@ -13,16 +13,33 @@ from typing import Literal
 
 import attrs
 
+from lockstep._memory._report import DataRace
 from lockstep._schedule import Schedule
 from lockstep._trace import Trace
 
 __all__ = ["FAILURE_KINDS", "BlockedThread", "Failure", "FailureKind", "format_exception"]
 
 FailureKind = Literal[
-    "exception", "invariant", "deadlock", "stall", "step_limit", "nondeterminism", "divergence"
+    "exception",
+    "invariant",
+    "deadlock",
+    "stall",
+    "data-race",
+    "step_limit",
+    "nondeterminism",
+    "divergence",
 ]
 FAILURE_KINDS: frozenset[str] = frozenset(
-    {"exception", "invariant", "deadlock", "stall", "step_limit", "nondeterminism", "divergence"}
+    {
+        "exception",
+        "invariant",
+        "deadlock",
+        "stall",
+        "data-race",
+        "step_limit",
+        "nondeterminism",
+        "divergence",
+    }
 )
 
 
@@ -87,6 +104,7 @@ class Failure:
     an invariant), if any. ``thread``: logical index of the thread where it happened
     (None for deadlocks and strategy-detected failures). ``invariant``: the invariant's
     name for kind "invariant". ``deadlock``: the blocked-thread table for "deadlock".
+    ``race``: both sides of the race for "data-race" (the swimlanes mark them).
     ``replay_command``: the exact command that replays it (None if unknown).
     """
 
@@ -100,12 +118,15 @@ class Failure:
     invariant: str | None = None
     deadlock: tuple[BlockedThread, ...] = ()
     replay_command: str | None = None
+    race: DataRace | None = None
 
     @property
     def signature(self) -> tuple[str, str]:
         """What "fails the same way" means for shrinking: kind plus exception type/invariant."""
         if self.kind == "invariant":
             return (self.kind, self.invariant or "")
+        if self.race is not None:
+            return (self.kind, self.race.location)
         if self.exception is not None:
             return (self.kind, type(self.exception).__qualname__)
         return (self.kind, "")
@@ -129,9 +150,14 @@ class Failure:
             parts.append(format_exception(self.exception))
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
+        marked: tuple[int, ...] = ()
+        if self.race is not None:
+            parts.append(self.race.describe())
+            marked = self.race.steps
         parts.append(
             f"Failing interleaving ({len(self.trace)} steps, "
-            f"{_plural(self.trace.preemptions, 'preemption')}):\n" + self.trace.swimlanes()
+            f"{_plural(self.trace.preemptions, 'preemption')}):\n"
+            + self.trace.swimlanes(marked=marked)
         )
         if self.replay_command:
             parts.append(f"Replay it with:\n    {self.replay_command}")

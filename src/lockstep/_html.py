@@ -21,7 +21,7 @@ HTML-escaped: a hostile ``repr`` cannot inject markup.
 from __future__ import annotations
 
 import html as _html
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -60,9 +60,10 @@ tr.preempt td.num{background:#ffe9b3;font-weight:bold}
 tr.preempt td.op{border-left:3px solid #e6a100}
 tr.timeout td.op{background:#f3e8ff}
 tr.failure td{background:#ffd9d9 !important}
+tr.race td.op{background:#ffe0e6;border:2px solid #d81b60}
 .badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;margin-right:4px}
 .b-pre{background:#e6a100;color:#fff}.b-to{background:#8a4fd8;color:#fff}
-.b-fail{background:#c62828;color:#fff}
+.b-fail{background:#c62828;color:#fff}.b-race{background:#d81b60;color:#fff}
 .failure-box{border:2px solid #c62828;background:#fff4f4;padding:.6em 1em;white-space:pre-wrap;
 font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 pre{background:#f7f7fa;padding:.6em;overflow:auto;font-size:12px}
@@ -143,6 +144,7 @@ def render_html(
     extra_sections: Iterable[HtmlSection | tuple[str, str]] = (),
     failure_message: str | None = None,
     failure_step: int | None = None,
+    marked_steps: Collection[int] = (),
 ) -> str:
     """Render an execution as a self-contained HTML timeline (one column per thread).
 
@@ -154,7 +156,9 @@ def render_html(
     ``thread_names`` names the columns by thread index (threads beyond it
     take the row's ``thread_name``).  ``failure_message`` is shown in a red
     box at the top; ``failure_step`` (default: the last step when a failure
-    message is given) is highlighted.  ``extra_sections`` are appended.
+    message is given) is highlighted.  ``marked_steps`` (a data race's two
+    accesses, ``Failure.race.steps``) get a "race" badge.  ``extra_sections``
+    are appended.
 
     Raises ``TypeError``/``ValueError`` naming the offending row or argument.
     Pure function; thread-safe.
@@ -185,7 +189,12 @@ def render_html(
         f"{preemptions} preemption(s). "
         '<span class="badge b-pre">preempt</span>the previous thread could have continued; '
         '<span class="badge b-to">timeout</span>a timed wait timed out; '
-        '<span class="badge b-fail">failure</span>the failing step.</p>'
+        + (
+            '<span class="badge b-race">race</span>an access of the data race; '
+            if marked_steps
+            else ""
+        )
+        + '<span class="badge b-fail">failure</span>the failing step.</p>'
     )
     head = "".join(f"<th>{index}: {_e(name)}</th>" for index, name in enumerate(names))
     body.append(f'<table class="timeline"><thead><tr><th>step</th>{head}</tr></thead><tbody>')
@@ -199,6 +208,9 @@ def render_html(
         if row.get("kind") == "timeout":
             classes.append("timeout")
             badges.append('<span class="badge b-to">timeout</span>')
+        if row["step"] in marked_steps:
+            classes.append("race")
+            badges.append('<span class="badge b-race">race</span>')
         if failure_step is not None and row["step"] == failure_step:
             classes.append("failure")
             badges.append('<span class="badge b-fail">failure</span>')

@@ -54,6 +54,8 @@ from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
 if TYPE_CHECKING:
     from lockstep._backend import Backend
+    from lockstep._memory._report import DataRace
+    from lockstep._memory._state import MemoryState
     from lockstep._primitives import Thread
 
 __all__ = [
@@ -187,7 +189,7 @@ class LogicalThread:
 
 
 class _FailureInfo:
-    __slots__ = ("deadlock", "exception", "invariant", "kind", "message", "thread")
+    __slots__ = ("deadlock", "exception", "invariant", "kind", "message", "race", "thread")
 
     def __init__(
         self,
@@ -198,6 +200,7 @@ class _FailureInfo:
         thread: LogicalThread | None = None,
         invariant: str | None = None,
         deadlock: tuple[BlockedThread, ...] = (),
+        race: DataRace | None = None,
     ) -> None:
         self.kind: FailureKind = kind
         self.message = message
@@ -205,6 +208,7 @@ class _FailureInfo:
         self.thread = thread
         self.invariant = invariant
         self.deadlock = deadlock
+        self.race = race
 
 
 class Run:
@@ -225,6 +229,7 @@ class Run:
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
         stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
         backend: Backend,
+        races: bool = True,
     ) -> None:
         self.strategy = strategy
         self.backend = backend
@@ -252,6 +257,10 @@ class Run:
         self._thread_names = 0
         self.last: LogicalThread | None = None
         self._names_cache: tuple[str, ...] = ()
+        # Watched memory (lockstep._memory): None until the execution's first watch();
+        # ``races``: whether its race detector reports data races.
+        self.memory: MemoryState | None = None
+        self.races = races
 
     # -- ids and names ---------------------------------------------------------------
 
@@ -416,6 +425,7 @@ class Run:
         thread: LogicalThread | None = None,
         invariant: str | None = None,
         deadlock: tuple[BlockedThread, ...] = (),
+        race: DataRace | None = None,
     ) -> None:
         """Record the execution's failure (the first one wins)."""
         if self.failure_info is None:
@@ -426,6 +436,7 @@ class Run:
                 thread=thread,
                 invariant=invariant,
                 deadlock=deadlock,
+                race=race,
             )
 
     def _check_invariants(self, current: LogicalThread | None) -> bool:
@@ -599,6 +610,7 @@ class Run:
             thread_name=None if thread is None else thread.name,
             invariant=info.invariant,
             deadlock=info.deadlock,
+            race=info.race,
         )
 
     def outcome(self) -> ExecutionOutcome:

@@ -170,6 +170,8 @@ class Schedule:
     ``patch`` names (dotted, in order) the modules whose threading/time/queue names were
     swapped when it was recorded, ``line_modules`` the modules traced at line
     granularity; replay() and ``lockstep replay`` use them unless told otherwise.
+    ``races`` says whether data races on watched state were reported when it was
+    recorded (replay does the same, so it stops where the recording stopped).
     Raises InvalidArgument for a field of the wrong shape.
     """
 
@@ -183,12 +185,14 @@ class Schedule:
     format_version: int = FORMAT_VERSION
     patch: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
     line_modules: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
+    races: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     # -- dict / JSON -------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (choices in the run-length string form)."""
-        return {
+        """A JSON-ready dict (choices in the run-length string form; ``races`` only
+        when False, so files recorded with race reporting on look as before)."""
+        data: dict[str, Any] = {
             "format_version": self.format_version,
             "lockstep_version": self.lockstep_version,
             "python_version": self.python_version,
@@ -200,13 +204,16 @@ class Schedule:
             "line_modules": list(self.line_modules),
             "choices": choices_to_string(self.choices),
         }
+        if not self.races:
+            data["races"] = False
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
         """Validate ``data`` field by field; raise ScheduleFormatError naming the bad field.
 
-        ``patch`` and ``line_modules`` are optional (absent: empty), so files written
-        before they existed still load.
+        ``patch`` and ``line_modules`` are optional (absent: empty), and ``races``
+        (absent: true), so files written before they existed still load.
         """
         if not isinstance(data, Mapping):
             raise ScheduleFormatError(
@@ -231,7 +238,7 @@ class Schedule:
             "granularity",
             "choices",
         }
-        optional = {"patch", "line_modules"}
+        optional = {"patch", "line_modules", "races"}
         unknown = sorted(set(data) - expected - optional)
         if unknown:
             raise ScheduleFormatError(
@@ -254,6 +261,9 @@ class Schedule:
             raise ScheduleFormatError(f"granularity must be 'op' or 'line', got {granularity!r}")
         patch = _module_list(data, "patch")
         line_modules = _module_list(data, "line_modules")
+        races = data.get("races", True)
+        if type(races) is not bool:
+            raise ScheduleFormatError(f"races must be true or false, got {races!r}")
         return cls(
             choices=choices_from_string(data["choices"]),
             seed=seed,
@@ -265,6 +275,7 @@ class Schedule:
             format_version=version,
             patch=patch,
             line_modules=line_modules,
+            races=races,
         )
 
     def to_json(self) -> str:

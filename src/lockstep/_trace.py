@@ -8,7 +8,7 @@ thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html`
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -134,13 +134,20 @@ class Trace:
             for step in self.steps
         ]
 
-    def swimlanes(self, *, width: int | None = None, limit: int | None = 400) -> str:
+    def swimlanes(
+        self,
+        *,
+        width: int | None = None,
+        limit: int | None = 400,
+        marked: Collection[int] = (),
+    ) -> str:
         """Text swimlanes: one column per thread, one row per step.
 
         Each cell is the operation and its file:line; preemptions are marked with ``!``
-        before the step number. At most ``limit`` steps are shown (the last ones) so a
-        failure message stays readable. ``width`` fixes the column width (default: fit the
-        longest cell, at most 56 characters).
+        before the step number, and the steps in ``marked`` (a data race's two
+        accesses) with ``<< RACE`` after the row. At most ``limit`` steps are shown
+        (the last ones) so a failure message stays readable. ``width`` fixes the column
+        width (default: fit the longest cell, at most 56 characters).
         """
         names = self.thread_names or tuple(
             f"T{i}" for i in range(1 + max((s.thread for s in self.steps), default=0))
@@ -164,7 +171,8 @@ class Trace:
             if step.thread < len(cells):
                 cells[step.thread] = _fit(cells_text[step.index], width)
             mark = "!" if step.preemption else " "
-            lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells))
+            race = "  << RACE" if step.index in marked else ""
+            lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells) + race)
         lines.append("(! = preemption: the previous thread could have continued)")
         return "\n".join(line.rstrip() for line in lines)
 

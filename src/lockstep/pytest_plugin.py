@@ -6,7 +6,7 @@ Fixture values are created once per test, not per execution.
 
 Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``seed``,
 ``patch`` (modules or dotted names), ``max_steps``, ``invariant``, ``shrink``,
-``granularity``, ``line_modules``. Command-line options override the marker:
+``granularity``, ``line_modules``, ``races``. Command-line options override the marker:
 ``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``. A failing
 exploration saves its schedule under ``--lockstep-save-dir`` (default
 ``./lockstep-failures``) and the failure message ends with the command that replays it:
@@ -45,6 +45,7 @@ _MARKER_KEYS = frozenset(
         "shrink",
         "granularity",
         "line_modules",
+        "races",
     }
 )
 
@@ -167,6 +168,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
             patch=patch or (),
             invariant=invariant,
             progress=False,
+            races=kwargs.get("races", True),
         )
     except (lockstep.LockstepError, OSError) as exc:
         _fail(f"lockstep could not run {nodeid}: {exc}")

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from lockstep._failure import BlockedThread, Failure
+from lockstep._memory._locations import WHOLE, Access
 from lockstep._schedule import Choice, Schedule
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep.strategies._base import ExecutionOutcome, StepContext
@@ -24,7 +25,10 @@ from lockstep.strategies._base import ExecutionOutcome, StepContext
 class Op:
     """One abstract operation.
 
-    kind: "cp" (checkpoint on resource ``arg``), "acq"/"rel" (lock ``arg``),
+    kind: "cp" (checkpoint on resource ``arg``), "rd"/"wr" (a watched read/write:
+    ``arg`` is (shape, slot) with shape "keyed", "seq" or "attr" and slot "*" for the
+    whole container), "mv" (``move_to_end(arg)`` on the keyed container),
+    "acq"/"rel" (lock ``arg``),
     "tryacq" (acquire with a timeout: if the lock is held a timeout may fire,
     then the thread continues without it), "nbacq" (acquire(blocking=False):
     always enabled, takes the lock only if it is free), "spawn" (main only: start worker
@@ -59,6 +63,9 @@ def _descriptor(op: Op | None, thread: int, started: bool) -> OpDescriptor:
         return OpDescriptor("end", PrimitiveId("Thread", thread), f"T{thread}")
     if op.kind == "cp":
         return OpDescriptor("checkpoint", op.arg, f"cp {op.arg}")
+    if op.kind in ("rd", "wr", "mv"):
+        access = access_of(op)
+        return OpDescriptor(access.mode, access, access.describe())
     if op.kind in ("acq", "tryacq", "nbacq"):
         # One call site per kind, as real code would have.
         return OpDescriptor(
@@ -71,6 +78,22 @@ def _descriptor(op: Op | None, thread: int, started: bool) -> OpDescriptor:
     if op.kind == "join":
         return OpDescriptor("Thread.join", PrimitiveId("Thread", op.arg), f"join {op.arg}")
     raise ValueError(op)
+
+
+def access_of(op: Op) -> Access:
+    """The watched access of a "rd"/"wr"/"mv" operation."""
+    if op.kind == "mv":
+        return Access(PrimitiveId("dict", 1), "dict", "keyed", op.arg, False, "mv", True)
+    shape, slot = op.arg
+    kind = {"keyed": "dict", "seq": "list", "attr": "Obj"}[shape]
+    return Access(
+        PrimitiveId(kind, 1),
+        kind,
+        shape,
+        WHOLE if slot == "*" else slot,
+        op.kind == "wr",
+        op.kind,
+    )
 
 
 @attrs.frozen
@@ -220,19 +243,24 @@ def run(program: Program, choose: Any) -> SimResult:
         state = _apply(program, state, choice)
 
 
-def _keys(kind: str, op: OpDescriptor) -> set[Hashable]:
+def _cells(kind: str, op: OpDescriptor) -> tuple[set[Hashable], set[Hashable]]:
+    """(cells read, cells written): every primitive and checkpoint writes its key."""
+    if isinstance(op.resource, Access):
+        reads, writes = op.resource.footprint
+        return set(reads), set(writes)
     keys: set[Hashable] = set()
     if op.resource is not None:
         keys.add(op.resource)
     if kind == "timeout":
         keys.add("clock")
-    return keys
+    return set(), keys
 
 
 def canonical(result: SimResult) -> tuple[Any, ...]:
-    """The Mazurkiewicz trace of an execution: per dependency key, the order of
-    the events on it (each event named by thread, position in its thread and
-    choice kind), each thread's events, and whether it deadlocked."""
+    """The Mazurkiewicz trace of an execution: per dependency cell, the order of the
+    writes on it and, after each write, the set of reads before the next one (two
+    reads commute); each event named by thread, position in its thread and choice
+    kind; each thread's events, and whether it deadlocked."""
     canon = _Canon.empty()
     for t, _, kind, op in result.events:
         canon = canon.add(t, kind, op)
@@ -241,7 +269,7 @@ def canonical(result: SimResult) -> tuple[Any, ...]:
 
 @attrs.frozen
 class _Canon:
-    per_key: tuple[tuple[str, tuple[tuple[int, int, str], ...]], ...]
+    per_key: tuple[tuple[str, tuple[tuple[Any, frozenset[Any]], ...]], ...]
     per_thread: tuple[tuple[int, tuple[tuple[str, str], ...]], ...]
 
     @classmethod
@@ -253,8 +281,14 @@ class _Canon:
         mine = (*threads.get(t, ()), (kind, op.kind))
         threads[t] = mine
         keys = dict(self.per_key)
-        for key in _keys(kind, op):
-            keys[repr(key)] = (*keys.get(repr(key), ()), (t, len(mine), kind))
+        event = (t, len(mine), kind)
+        reads, writes = _cells(kind, op)
+        for key in writes:
+            keys[repr(key)] = (*keys.get(repr(key), ()), (event, frozenset()))
+        for key in reads - writes:
+            groups = keys.get(repr(key), ((None, frozenset()),))
+            writer, readers = groups[-1]
+            keys[repr(key)] = (*groups[:-1], (writer, readers | {event}))
         return _Canon(tuple(sorted(keys.items())), tuple(sorted(threads.items())))
 
     def freeze(self, deadlock: bool) -> tuple[Any, ...]:

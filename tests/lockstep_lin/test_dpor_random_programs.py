@@ -2,9 +2,12 @@
 
 Each worker runs a few blocks drawn from: a checkpoint on a shared resource, a
 critical section, a timed acquire, a non-blocking acquire, an event set or timed
-wait, a condition notify or timed wait.  Workers log what their operations
-returned; unbounded DFS enumerates every interleaving (programs too big for it
-are skipped) and DPOR must produce exactly the same set of logs.
+wait, a condition notify or timed wait, and accesses to watched state (a key
+lookup, a key store, ``len`` of a watched dict, an unlocked read-modify-write of
+a watched attribute). Race reporting is off, so racy programs run to the end.
+Workers log what their operations returned; unbounded DFS enumerates every
+interleaving (programs too big for it are skipped) and DPOR must produce exactly
+the same set of logs.
 """
 
 from __future__ import annotations
@@ -29,8 +32,18 @@ blocks = st.one_of(
     st.tuples(st.just("wait"), st.just("E")),
     st.tuples(st.just("notify"), st.just("C")),
     st.tuples(st.just("cwait"), st.just("C")),
+    st.tuples(st.just("get"), st.sampled_from("kj")),
+    st.tuples(st.just("put"), st.sampled_from("kj")),
+    st.tuples(st.just("len"), st.just("d")),
+    st.tuples(st.just("incr"), st.sampled_from("ab")),
 )
 programs = st.lists(st.lists(blocks, min_size=1, max_size=2), min_size=2, max_size=2)
+
+
+class _Counters:
+    def __init__(self) -> None:
+        self.a = 0
+        self.b = 0
 
 
 def build(
@@ -42,6 +55,8 @@ def build(
         cond = lockstep.threading.Condition()
         box = {"x": 0, "y": 0}
         logs: list[list[Any]] = [[] for _ in program]
+        table = lockstep.watch({"k": 0})
+        counters = lockstep.watch(_Counters())
 
         def run(k: int) -> None:
             log = logs[k]
@@ -65,6 +80,16 @@ def build(
                     event.set()
                 elif kind == "wait":
                     log.append(event.wait(timeout=0.5))
+                elif kind == "get":
+                    log.append(table.get(arg))
+                elif kind == "put":
+                    table[arg] = k
+                elif kind == "len":
+                    log.append(len(table))
+                elif kind == "incr":
+                    value = getattr(counters, arg)
+                    setattr(counters, arg, value + 1)
+                    log.append(value)
                 elif kind == "notify":
                     with cond:
                         cond.notify()
@@ -96,12 +121,13 @@ def test_dpor_matches_exhaustive_dfs(program: list[list[Block]]) -> None:
         strategy=lockstep.DFSStrategy(preemption_bound=None),
         budget=3000,
         shrink=False,
+        races=False,
     )
     assert dfs.ok, dfs.failure
     assume(dfs.exhausted)
     by_dpor: list[tuple[tuple[Any, ...], ...]] = []
     dpor = lockstep.explore(
-        build(program, by_dpor), strategy=DporStrategy(), budget=3000, shrink=False
+        build(program, by_dpor), strategy=DporStrategy(), budget=3000, shrink=False, races=False
     )
     assert dpor.ok, dpor.failure
     assert dpor.exhausted

@@ -133,7 +133,74 @@ def test_constructor_validates() -> None:
         DporStrategy(preemption_bound="2")  # type: ignore[arg-type]
 
 
+def rd(slot: str, shape: str = "keyed") -> Op:
+    return Op("rd", (shape, slot))
+
+
+def wr(slot: str, shape: str = "keyed") -> Op:
+    return Op("wr", (shape, slot))
+
+
+def test_reads_of_one_location_are_independent() -> None:
+    """Watched reads commute: three threads reading one key form a single trace."""
+    strategy = check_exact(Program.parallel([rd("k")], [rd("k")], [rd("k")]))
+    assert strategy.executions == 1
+
+
+def test_read_and_write_of_one_key_conflict() -> None:
+    """`k in d` racing `d[k] = 1`: two traces (which comes first)."""
+    strategy = check_exact(Program.parallel([rd("k"), wr("k")], [rd("k"), wr("k")]))
+    # r1 w1 | r2 w2 interleavings that differ in conflicting order: the check-then-act race.
+    assert strategy.complete_executions == len(
+        all_traces(Program.parallel([rd("k"), wr("k")], [rd("k"), wr("k")]))
+    )
+
+
+def test_keys_are_independent_for_reads_but_writes_share_the_order() -> None:
+    """A read of k and a write of j commute; writes of k and j do not (insertion order)."""
+    assert check_exact(Program.parallel([rd("k")], [wr("j")])).executions == 1
+    assert check_exact(Program.parallel([wr("k")], [wr("j")])).complete_executions == 2
+
+
+def test_whole_container_read_depends_on_every_key_write() -> None:
+    """len(d) against d[k] = v: two traces; a key read against clear(): two traces."""
+    assert check_exact(Program.parallel([rd("*")], [wr("k")])).complete_executions == 2
+    assert check_exact(Program.parallel([rd("k")], [wr("*")])).complete_executions == 2
+    assert check_exact(Program.parallel([rd("*")], [rd("k")])).executions == 1
+
+
+def test_move_to_end_commutes_with_lookups_only() -> None:
+    """move_to_end(k) reorders: independent of `k in d`, dependent on writes and len."""
+    assert check_exact(Program.parallel([Op("mv", "k")], [Op("rd", ("keyed", "k"))])).executions
+    assert check_exact(Program.parallel([Op("mv", "k")], [wr("j")])).complete_executions == 2
+    assert check_exact(Program.parallel([Op("mv", "k")], [rd("*")])).complete_executions == 2
+
+
+def test_attributes_are_separate_locations() -> None:
+    """Writes of two attributes commute; read and write of one attribute do not."""
+    assert check_exact(Program.parallel([wr("a", "attr")], [wr("b", "attr")])).executions == 1
+    assert (
+        check_exact(Program.parallel([rd("a", "attr")], [wr("a", "attr")])).complete_executions == 2
+    )
+
+
+def test_reads_between_writes_are_all_reversed() -> None:
+    """Two readers and two writers of one attribute: every trace once."""
+    check_exact(
+        Program.parallel(
+            [rd("a", "attr"), wr("a", "attr")],
+            [rd("a", "attr")],
+            [wr("a", "attr"), rd("a", "attr")],
+        )
+    )
+
+
 op_strategy = st.one_of(
+    st.sampled_from(["k", "j", "*"]).map(lambda slot: [rd(slot)]),
+    st.sampled_from(["k", "j", "*"]).map(lambda slot: [wr(slot)]),
+    st.sampled_from(["a", "b"]).map(lambda slot: [rd(slot, "attr")]),
+    st.sampled_from(["a", "b"]).map(lambda slot: [wr(slot, "attr")]),
+    st.sampled_from(["k", "j"]).map(lambda slot: [Op("mv", slot)]),
     st.sampled_from("xyz").map(lambda r: [Op("cp", r)]),
     st.just([Op("cp", None)]),
     st.sampled_from("LM").map(critical),

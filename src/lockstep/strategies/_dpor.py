@@ -41,14 +41,33 @@ Dependency (what counts as a conflict):
   virtual clock);
 * ``Condition`` operations also conflict with the underlying lock when the
   runtime reports it (``OpDescriptor.resource`` may be a tuple of keys; each
-  element is a key).
+  element is a key);
+* accesses to watched state (``lockstep.watch``; the resource is an
+  :class:`~lockstep._memory._locations.Access`) conflict when one of them
+  writes what the other reads or writes: two reads of one location are
+  independent; a key read conflicts with writes of that key and with
+  whole-container writes; a whole-container read (``len``, iteration)
+  conflicts with every write to the container; writes to two keys of one dict
+  conflict (insertion order is observable); attributes are separate
+  locations.  Primitive and checkpoint keys are "written" by every operation.
+  Happens-before, the race scan and source-set initials all use this
+  read/write relation (a write follows the last write and every read since;
+  a read follows the last write).
 
-What it relies on: shared memory touched between switch points is either
-guarded by the controlled primitives or announced by a checkpoint carrying a
-resource (``checkpoint("read balance", resource=account)``).  A checkpoint
-without a resource promises that the code around it conflicts with nothing, so
-an unsynchronised read-modify-write marked only with ``checkpoint("x")`` is
-explored in one order (random, PCT and DFS still reorder it).
+Soundness (what an exhausted search establishes): every Mazurkiewicz trace of
+the scenario over its switch points, up to the preemption bound, was explored
+once.  The switch points are the controlled primitives, checkpoints and the
+accesses to watched state, so the verdict covers shared memory that is
+either watched, guarded by controlled primitives, or announced by a
+checkpoint carrying a resource.  Combined with the race detector
+(``explore(races=True)``, the default), this is CHESS's argument: if no
+execution has a data race on watched state, every other interleaving of the
+unwatched accesses between two switch points is equivalent to one explored.
+State that is neither watched nor guarded is outside the claim: a checkpoint
+without a resource promises that the code around it conflicts with nothing,
+so an unsynchronised read-modify-write of unwatched data marked only with
+``checkpoint("x")`` is explored in one order (random, PCT and DFS still
+reorder it); ``ExploreResult.verdict`` says whether anything was watched.
 
 What it gives up: invariants run at every switch point, but DPOR only
 visits the global states of one linearization per trace.  A violation that
@@ -65,6 +84,7 @@ from collections.abc import Hashable, Sequence
 
 import attrs
 
+from lockstep._memory._locations import Access
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
@@ -77,10 +97,21 @@ _CLOCK: tuple[str] = ("clock",)
 _LINE: tuple[str] = ("line",)
 
 
-def _event_keys(op: OpDescriptor, choice_kind: str) -> frozenset[Hashable]:
-    """The dependency keys of one step: two steps conflict when their keys meet."""
-    keys: set[Hashable] = set()
+def _event_keys(
+    op: OpDescriptor, choice_kind: str
+) -> tuple[frozenset[Hashable], frozenset[Hashable]]:
+    """The dependency cells of one step: (cells it reads, cells it writes).
+
+    Two steps conflict when one writes a cell the other reads or writes. Every
+    primitive, checkpoint resource, the clock and line steps *write* their key (all
+    operations on one of them are mutually dependent); a watched access reads or
+    writes the cells of its :attr:`~lockstep._memory.Access.footprint`, so two reads
+    of one location are independent.
+    """
     resource = op.resource
+    if isinstance(resource, Access):
+        return resource.footprint
+    keys: set[Hashable] = set()
     if (
         isinstance(resource, tuple)
         and resource
@@ -93,24 +124,40 @@ def _event_keys(op: OpDescriptor, choice_kind: str) -> frozenset[Hashable]:
         keys.add(_CLOCK)
     if op.kind == "line":
         keys.add(_LINE)
-    return frozenset(keys)
+    return _NO_CELLS, frozenset(keys)
+
+
+_NO_CELLS: frozenset[Hashable] = frozenset()
 
 
 @attrs.frozen(slots=True)
 class _Event:
-    """A step as DPOR sees it: who, which choice, what operation, which keys."""
+    """A step as DPOR sees it: who, which choice, what operation, which cells it
+    reads and writes."""
 
     thread: int
     choice: Choice
     op: OpDescriptor
-    keys: frozenset[Hashable]
+    reads: frozenset[Hashable]
+    writes: frozenset[Hashable]
 
     @classmethod
     def of(cls, choice: Choice, op: OpDescriptor) -> _Event:
-        return cls(choice.thread, choice, op, _event_keys(op, choice.kind))
+        reads, writes = _event_keys(op, choice.kind)
+        return cls(choice.thread, choice, op, reads, writes)
+
+    @property
+    def keys(self) -> frozenset[Hashable]:
+        """Every cell the step touches."""
+        return self.reads | self.writes
 
     def conflicts(self, other: _Event) -> bool:
-        return self.thread == other.thread or not self.keys.isdisjoint(other.keys)
+        return (
+            self.thread == other.thread
+            or not self.writes.isdisjoint(other.writes)
+            or not self.writes.isdisjoint(other.reads)
+            or not other.writes.isdisjoint(self.reads)
+        )
 
 
 @attrs.define(slots=True)
@@ -314,14 +361,14 @@ class DporStrategy:
         """Find the races among the first ``length`` steps; add backtrack points."""
         steps = outcome.steps[:length]
         events = _trace_events(steps)
-        threads = [e.thread for e in events]
         # Happens-before as vector clocks (dict thread -> local count).
         local: list[int] = []  # 1-based position of each event in its thread
         clocks: list[dict[int, int]] = []
         before: list[dict[int, int]] = []  # the thread's clock just before each event
         thread_clock: dict[int, dict[int, int]] = {}
         thread_count: dict[int, int] = {}
-        key_last: dict[Hashable, int] = {}
+        last_write: dict[Hashable, int] = {}
+        reads_since: dict[Hashable, list[int]] = {}
         key_events: dict[Hashable, list[int]] = {}
         seen: set[int] = set()
         creator: dict[int, int] = {}
@@ -338,11 +385,23 @@ class DporStrategy:
                 _join(pre, clocks[creator[p]])
             before.append(pre)
             vc = dict(pre)
-            for key in event.keys:
-                last = key_last.get(key)
+            # A write follows the last write and every read since; a read follows the
+            # last write only (two reads of one cell are independent).
+            for key in event.writes:
+                last = last_write.get(key)
                 if last is not None:
                     _join(vc, clocks[last])
-                key_last[key] = j
+                for r in reads_since.pop(key, ()):
+                    _join(vc, clocks[r])
+                last_write[key] = j
+                key_events.setdefault(key, []).append(j)
+            for key in event.reads:
+                if key in event.writes:
+                    continue
+                last = last_write.get(key)
+                if last is not None:
+                    _join(vc, clocks[last])
+                reads_since.setdefault(key, []).append(j)
                 key_events.setdefault(key, []).append(j)
             count = thread_count.get(p, 0) + 1
             thread_count[p] = count
@@ -351,27 +410,20 @@ class DporStrategy:
             clocks.append(vc)
             thread_clock[p] = vc
         hb = _HappensBefore(events, clocks, local, creator)
-        # Each key's event list, for a backward scan that stops at the first
-        # event already ordered before the racing thread (every earlier event
-        # on that key is then ordered before it too).
+        # Each key's event list, for a backward scan that stops at the first write
+        # already ordered before the racing thread (every earlier event on that key is
+        # then ordered before it too; reads of a key are not ordered among themselves,
+        # so an ordered read does not end the scan).
         positions = {key: {j: n for n, j in enumerate(js)} for key, js in key_events.items()}
         for j, event in enumerate(events):
-            p = event.thread
-            pre = before[j]
-            # Per key, the last co-enabled step of another thread not already
-            # ordered before p's previous step is the race (Flanagan & Godefroid's
-            # "last dependent transition"); earlier ones are found from the
-            # executions that reverse it.
+            # Per key, the last co-enabled conflicting step of another thread not
+            # already ordered before p's previous step is the race (Flanagan &
+            # Godefroid's "last dependent transition"; with reads, every unordered
+            # read since the last write); earlier ones are found from the executions
+            # that reverse it.
             for key in event.keys:
                 js = key_events[key]
-                for n in range(positions[key][j] - 1, -1, -1):
-                    i = js[n]
-                    if pre.get(threads[i], 0) >= local[i]:
-                        break
-                    if threads[i] == p or self._not_reversible(i, j, hb, event):
-                        continue
-                    if self._reverse(i, j, hb):
-                        break
+                self._scan(js, positions[key][j], key, j, event, before[j], hb)
         # Threads still blocked when the execution ended (a deadlock) never ran their
         # pending operation; it races like a step after the last one.
         for target in _final_pending(outcome, length):
@@ -380,14 +432,45 @@ class DporStrategy:
             if p not in thread_count and p in creator:
                 _join(pre, clocks[creator[p]])
             for key in target.keys:
-                for i in reversed(key_events.get(key, ())):
-                    if pre.get(threads[i], 0) >= local[i]:
-                        break
-                    if threads[i] == p or self._not_reversible(i, length, hb, target):
-                        continue
-                    if self._reverse(i, length, hb, target):
-                        break
+                js = key_events.get(key, [])
+                self._scan(js, len(js), key, length, target, pre, hb)
         self._disabled_alternatives(events, length)
+
+    def _scan(  # noqa: PLR0917 - the scan's state, passed from two call sites
+        self,
+        earlier: Sequence[int],
+        end: int,
+        key: Hashable,
+        j: int,
+        event: _Event,
+        pre: dict[int, int],
+        hb: _HappensBefore,
+    ) -> None:
+        """Reverse ``event`` (step j, or a final pending operation when j == len) with
+        its races among ``earlier[:end]``, the earlier steps on ``key``, scanning
+        backwards."""
+        writes_key = key in event.writes
+        p = event.thread
+        events, local, clocks = hb.events, hb.local, hb.clocks
+        covered: dict[int, int] = {}  # what the races handled so far happen after
+        for n in range(end - 1, -1, -1):
+            i = earlier[n]
+            other = events[i]
+            i_writes = key in other.writes
+            if not (writes_key or i_writes):
+                continue  # two reads of the key: independent
+            ti = other.thread
+            if pre.get(ti, 0) >= local[i] or covered.get(ti, 0) >= local[i]:
+                if i_writes:
+                    break
+                continue
+            if ti == p or self._not_reversible(i, j, hb, event):
+                continue
+            target = None if j < len(events) else event
+            if self._reverse(i, j, hb, target):
+                if i_writes:
+                    break
+                _join(covered, clocks[i])
 
     def _not_reversible(self, i: int, j: int, hb: _HappensBefore, second: _Event) -> bool:
         """True when ``second`` could not have run before step i (see :func:`_enables`);
@@ -444,15 +527,22 @@ class DporStrategy:
         sequence.append(events[j] if target is None else target)
         initials: list[_Event] = []
         first_seen: set[int] = set()
-        earlier_keys: set[Hashable] = set()
+        earlier_reads: set[Hashable] = set()
+        earlier_writes: set[Hashable] = set()
         for event in sequence:
             t = event.thread
             if t not in first_seen:
                 first_seen.add(t)
                 created_in_v = creator.get(t) in in_v
-                if not created_in_v and earlier_keys.isdisjoint(event.keys):
+                independent = (
+                    event.writes.isdisjoint(earlier_writes)
+                    and event.writes.isdisjoint(earlier_reads)
+                    and event.reads.isdisjoint(earlier_writes)
+                )
+                if not created_in_v and independent:
                     initials.append(event)
-            earlier_keys.update(event.keys)
+            earlier_reads.update(event.reads)
+            earlier_writes.update(event.writes)
         available = [e.choice for e in initials if node.events.get(e.choice) == e]
         if not available:
             return False
@@ -532,7 +622,7 @@ def _trace_events(steps: Sequence[StepRecord]) -> list[_Event]:
             reacquired[event.thread] = event.op.resource
         elif event.op.kind == "Condition.wait" and event.thread in reacquired:
             lock_key = ("res", reacquired.pop(event.thread))
-            events[k] = attrs.evolve(event, keys=event.keys | {lock_key})
+            events[k] = attrs.evolve(event, writes=event.writes | {lock_key})
     return events
 
 

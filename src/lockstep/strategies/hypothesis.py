@@ -107,6 +107,7 @@ def run_under_hypothesis(
     patch: Iterable[Any] = (),
     max_steps: int = 10_000,
     scenario_id: str | None = None,
+    races: bool = True,
 ) -> ExploreResult:
     """Run one execution of ``scenario`` with every choice drawn from ``data``.
 
@@ -114,7 +115,8 @@ def run_under_hypothesis(
     :class:`lockstep.ExplorationFailed` (an ``AssertionError`` whose message is the
     failure with its trace and replay command), so Hypothesis shrinks the schedule
     and saves it in its database.  lockstep's own shrinking is off: Hypothesis
-    shrinks.  Arguments are validated as :func:`lockstep.explore` does.
+    shrinks.  ``races`` reports data races on watched state, as in
+    :func:`lockstep.explore`.  Arguments are validated as :func:`lockstep.explore` does.
     """
     result = explore(
         scenario,
@@ -126,6 +128,7 @@ def run_under_hypothesis(
         scenario_id=scenario_id,
         shrink=False,
         progress=False,
+        races=races,
     )
     if result.failure is not None:
         raise ExplorationFailed(result.failure)

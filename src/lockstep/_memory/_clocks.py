@@ -1,0 +1,168 @@
+"""Happens-before over the controlled primitives, as vector clocks derived from the steps.
+
+Every synchronisation in a lockstep execution is a step on a controlled primitive,
+so happens-before can be computed from the step log alone, lazily: the tracker
+reads the steps recorded since it last looked (``catch_up``) whenever the race
+detector needs a thread's clock. An execution that watches nothing never creates
+one.
+
+The edges (release -> acquire on the same primitive; clocks accumulate, so an
+acquire follows *every* earlier release of that primitive):
+
+===================================  ==========================================
+release (the thread's clock flows     acquire (flows into the thread), only when
+into the primitive)                   the step ran (a fired timeout acquires
+                                      nothing)
+===================================  ==========================================
+``Lock.release``, ``RLock.release``  ``Lock.acquire``, ``RLock.acquire``
+``Condition.wait`` (releases the     ``Condition.reacquire``
+lock; Condition steps name the lock)
+``Semaphore.release`` (and bounded)  ``Semaphore.acquire`` (and bounded)
+``Event.set``, ``Event.clear``       ``Event.wait``, ``Event.is_set``
+a thread's ``end``                   ``Thread.join``, ``Thread.is_alive``
+``Thread.start`` (to the child's     the child's ``start``
+first step)
+===================================  ==========================================
+
+Queue, Barrier and Timer are built on these (a ``put`` releases the queue's lock
+after appending, the ``get`` acquires it before taking), so their edges follow.
+``Condition.notify`` needs no edge of its own: the woken thread reacquires the
+lock the notifier released. A non-blocking acquire that fails still acquires
+(like a failed ``tryLock`` reading the lock's state in the Java memory model):
+it can only hide a race with code that ran before the lock's last release.
+``Lock.locked()``, ``sleep`` and checkpoints are not synchronisation.
+
+A thread's own component counts its releases (FastTrack's epochs): an access at
+epoch ``c`` of thread ``t`` happens before everything that acquired a release
+of ``t`` made at epoch ``>= c``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import attrs
+
+from lockstep._trace import StepRecord
+
+__all__ = ["ACQUIRES", "RELEASES", "SyncEvent", "SyncTracker", "VectorClock", "join"]
+
+VectorClock = list[int]
+"""A vector clock: component ``t`` is thread t's epoch (threads are indexed from 0)."""
+
+ACQUIRES = frozenset(
+    {
+        "Lock.acquire",
+        "RLock.acquire",
+        "Condition.reacquire",
+        "Semaphore.acquire",
+        "BoundedSemaphore.acquire",
+        "Event.wait",
+        "Event.is_set",
+        "Thread.join",
+        "Thread.is_alive",
+    }
+)
+RELEASES = frozenset(
+    {
+        "Lock.release",
+        "RLock.release",
+        "Condition.wait",
+        "Semaphore.release",
+        "BoundedSemaphore.release",
+        "Event.set",
+        "Event.clear",
+        "end",
+    }
+)
+
+
+def join(into: VectorClock, other: Sequence[int]) -> None:
+    """``into = into ⊔ other`` (component-wise maximum), growing ``into`` as needed."""
+    if len(into) < len(other):
+        into.extend([0] * (len(other) - len(into)))
+    for t, value in enumerate(other):
+        into[t] = max(into[t], value)
+
+
+@attrs.frozen(slots=True)
+class SyncEvent:
+    """The last synchronisation a thread did before an access (for race reports)."""
+
+    step: int
+    kind: str
+    label: str
+    location: str
+
+    def describe(self) -> str:
+        """``Lock.release Lock#2 at cache.py:40 (step 7)``."""
+        return f"{self.kind} {self.label} at {self.location} (step {self.step})"
+
+
+class SyncTracker:
+    """Vector clocks of the threads and primitives of one execution (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.threads: dict[int, VectorClock] = {}
+        self.primitives: dict[Hashable, VectorClock] = {}
+        self.last_sync: dict[int, SyncEvent] = {}
+        self._spawned: dict[int, VectorClock] = {}
+        self._next_child = 1
+        self._cursor = 0
+
+    def catch_up(self, steps: Sequence[StepRecord]) -> None:
+        """Apply the steps recorded since the last call."""
+        for index in range(self._cursor, len(steps)):
+            self.apply(steps[index])
+        self._cursor = len(steps)
+
+    def clock(self, thread: int) -> VectorClock:
+        """Thread ``thread``'s current vector clock (created at its first step)."""
+        vc = self.threads.get(thread)
+        if vc is None:
+            vc = self._start(thread)
+        return vc
+
+    def _start(self, thread: int) -> VectorClock:
+        vc = list(self._spawned.pop(thread, ()))
+        if len(vc) <= thread:
+            vc.extend([0] * (thread + 1 - len(vc)))
+        vc[thread] = max(vc[thread], 1)
+        self.threads[thread] = vc
+        return vc
+
+    def apply(self, step: StepRecord) -> None:
+        """One step's happens-before effect."""
+        thread = step.thread
+        vc = self.clock(thread)
+        kind = step.op.kind
+        if kind in ACQUIRES:
+            if step.choice.kind != "run":
+                return
+            for key in _keys(step.op.resource):
+                released = self.primitives.get(key)
+                if released is not None:
+                    join(vc, released)
+            self._note(thread, step)
+        elif kind in RELEASES:
+            for key in _keys(step.op.resource):
+                target = self.primitives.setdefault(key, [])
+                join(target, vc)
+            vc[thread] += 1
+            self._note(thread, step)
+        elif kind == "Thread.start":
+            self._spawned[self._next_child] = list(vc)
+            self._next_child += 1
+            vc[thread] += 1
+            self._note(thread, step)
+
+    def _note(self, thread: int, step: StepRecord) -> None:
+        self.last_sync[thread] = SyncEvent(step.index, step.op.kind, step.op.label, step.location)
+
+
+def _keys(resource: Hashable | None) -> tuple[Hashable, ...]:
+    if resource is None:
+        return ()
+    if isinstance(resource, tuple):
+        return tuple(resource)
+    return (resource,)

@@ -1,0 +1,68 @@
+"""A data race as data: the two unordered accesses and what each thread synchronised last."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["DataRace", "RaceAccess"]
+
+
+@attrs.frozen(slots=True)
+class RaceAccess:
+    """One side of a data race.
+
+    ``thread`` / ``thread_name``: who; ``mode``: "read" or "write"; ``operation``:
+    what the code did (``in``, ``[]=``, ``append``, ``write``...); ``location``:
+    what it touched (``Manager#1._models['X']``); ``code``: file:line of the access;
+    ``step``: its step in the failing trace (None when it was not a switch point,
+    e.g. made while no other thread was alive); ``last_sync``: the last
+    synchronisation the thread did before it (None: none since it started).
+    """
+
+    thread: int
+    thread_name: str
+    mode: str
+    operation: str
+    location: str
+    code: str
+    step: int | None
+    last_sync: str | None
+
+    def describe(self) -> str:
+        """One line: who did what where, and the last synchronisation before it."""
+        step = "" if self.step is None else f" (step {self.step})"
+        sync = self.last_sync or "nothing since the thread started"
+        return (
+            f"thread {self.thread}:{self.thread_name} {self.mode}s {self.location} "
+            f"({self.operation}) at {self.code}{step}; its last synchronisation before: {sync}"
+        )
+
+
+@attrs.frozen(slots=True)
+class DataRace:
+    """Two accesses to one watched location, at least one a write, with no
+    happens-before order between them (``first`` happened first in this trace)."""
+
+    location: str
+    first: RaceAccess
+    second: RaceAccess
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        """The trace steps of both accesses (those that were switch points)."""
+        return tuple(s.step for s in (self.first, self.second) if s.step is not None)
+
+    def describe(self) -> str:
+        """The race in a few lines (what ``str(failure)`` shows under the message)."""
+        return "\n".join(
+            [
+                f"Data race on {self.location}:",
+                f"  1. {self.first.describe()}",
+                f"  2. {self.second.describe()}",
+                "Nothing orders the two accesses: no lock, condition, event, semaphore, queue, "
+                "barrier or join between them. Guard both with the same lock, or, if the race "
+                "is intended (e.g. a lock-free read rechecked under the lock), declare it: "
+                "`__benign_races__ = {attribute: reason}` on the class, or "
+                "`lockstep.watch(obj, racy={attribute: reason})`.",
+            ]
+        )

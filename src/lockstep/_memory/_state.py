@@ -1,0 +1,318 @@
+"""Per-execution memory state: what is watched, and what one watched access does.
+
+A :class:`MemoryState` exists only in an execution that called ``watch`` (it is
+created by the first one, so an execution that watches nothing pays nothing).
+It keeps, by identity, a :class:`Shadow` for every watched object and
+container (with a strong reference, so an id is never reused during the
+execution), numbers targets and non-plain keys in order of first use (stable
+ids across executions), and owns the race detector.
+
+:func:`hook` is what every tracked method calls before it touches its data. It
+is a no-op outside a run, inside an invariant, for objects not watched in the
+current execution, and while lockstep itself is computing an access (a key's
+``__hash__`` or ``__eq__`` reading watched state must not re-enter). Otherwise
+:meth:`MemoryState.access` makes the access a switch point (kind "read" or
+"write", resource an :class:`~lockstep._memory._locations.Access`), then hands
+it to the race detector. Two exceptions keep traces short without losing
+anything:
+
+* an access covered by the same thread's previous access, with no step in
+  between (``d[k]`` right after ``k in d``; ``dict(d)`` reading every key
+  after ``keys()``), is not a new switch point: nothing can run in between,
+  and every step that conflicts with it conflicts with the covering one;
+* an access made while no other thread is alive is not a switch point (there
+  is nothing to choose); it is still checked for races.
+
+:meth:`MemoryState.close` ends the execution's watching: instances get their
+class back, and every shadow is dropped (containers that were replaced by
+tracked ones stay tracked objects whose hooks are no-ops from then on).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import sysconfig
+from collections.abc import Hashable
+from typing import Any, Literal
+
+from lockstep._memory._classes import set_class
+from lockstep._memory._detector import RaceDetector
+from lockstep._memory._locations import WHOLE, Access, ObjectKey
+from lockstep._runtime import LogicalThread, Run, current_logical_thread
+from lockstep._trace import PrimitiveId
+
+__all__ = ["MemoryState", "Shadow", "active_run", "hook", "memory_of"]
+
+Shape = Literal["attr", "keyed", "seq"]
+_PLAIN_KEYS = (str, int, float, complex, bytes)
+_LOCKSTEP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _skipped(filename: str) -> bool:
+    if filename.startswith(_LOCKSTEP_DIR):
+        return True
+    return (
+        filename.startswith(_STDLIB_DIR)
+        and "site-packages" not in filename
+        and "dist-packages" not in filename
+    )
+
+
+def access_location() -> str:
+    """file:line of the code that made an access: the first frame outside lockstep and
+    the standard library (``for k in d.keys()`` is attributed to the loop, not to
+    ``_collections_abc``)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not _skipped(filename):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+class Shadow:
+    """What lockstep knows about one watched object or container in one execution.
+
+    ``obj``: the object (a strong reference). ``target``: its per-run id.
+    ``name``: how reports name it (``Manager#1``, ``Manager#1._models``,
+    ``dict#2``). ``shape``: "attr" (an instance), "keyed" or "seq" (containers).
+    ``benign``: declared intentionally racy: for an instance, attribute name ->
+    reason; for a container, the reason for all of it (None: not declared).
+    ``restore``: the class to give back at the end of the execution (an instance
+    or container whose class was swapped in place), else None.
+    """
+
+    __slots__ = ("benign", "name", "obj", "restore", "shape", "target", "tracked_class")
+
+    def __init__(  # noqa: PLR0917 - one field each, built in one place
+        self,
+        obj: object,
+        target: PrimitiveId,
+        name: str,
+        shape: Shape,
+        benign: dict[str, str] | str | None,
+        restore: type | None,
+        tracked_class: type | None,
+    ) -> None:
+        self.obj = obj
+        self.target = target
+        self.name = name
+        self.shape: Shape = shape
+        self.benign = benign
+        self.restore = restore
+        self.tracked_class = tracked_class
+
+    def benign_reason(self, slot: Hashable) -> str | None:
+        """The declared reason why races on ``slot`` are intended (None if not declared)."""
+        benign = self.benign
+        if benign is None:
+            return None
+        if isinstance(benign, str):
+            return benign
+        if isinstance(slot, str):
+            return benign.get(slot)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<Shadow {self.name} ({self.shape})>"
+
+
+class MemoryState:
+    """The watched objects of one execution and their race detector (internal)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.shadows: dict[int, Shadow] = {}
+        self.replaced: dict[int, tuple[object, object]] = {}  # id(original) -> (original, tracked)
+        self.busy = False
+        self._numbers: dict[str, int] = {}
+        self._object_keys: dict[int, tuple[object, ObjectKey]] = {}
+        self._key_numbers: dict[str, int] = {}
+        self._last: tuple[int, LogicalThread, Access] | None = None
+        self.accesses = 0
+        self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
+
+    # -- registration -------------------------------------------------------------------
+
+    def new_target(self, kind: str) -> PrimitiveId:
+        """The next per-run id of a watched target of ``kind`` (``dict#1``, ``Manager#2``)."""
+        number = self._numbers.get(kind, 0) + 1
+        self._numbers[kind] = number
+        return PrimitiveId(kind, number)
+
+    def register(
+        self,
+        obj: object,
+        *,
+        kind: str,
+        shape: Shape,
+        name: str | None = None,
+        benign: dict[str, str] | str | None = None,
+        restore: type | None = None,
+        tracked_class: type | None = None,
+    ) -> Shadow:
+        """Watch ``obj`` for the rest of this execution (idempotent: merges ``benign``)."""
+        shadow = self.shadows.get(id(obj))
+        if shadow is not None:
+            if isinstance(benign, dict) and benign:
+                merged = dict(shadow.benign) if isinstance(shadow.benign, dict) else {}
+                merged.update(benign)
+                shadow.benign = merged
+            elif isinstance(benign, str):
+                shadow.benign = benign
+            return shadow
+        target = self.new_target(kind)
+        shadow = Shadow(obj, target, name or str(target), shape, benign, restore, tracked_class)
+        self.shadows[id(obj)] = shadow
+        return shadow
+
+    def benign_locations(self) -> dict[str, str]:
+        """Every location declared intentionally racy in this execution: name -> reason."""
+        found: dict[str, str] = {}
+        for shadow in self.shadows.values():
+            if isinstance(shadow.benign, str):
+                found[shadow.name] = shadow.benign
+            elif shadow.benign:
+                for attr, reason in shadow.benign.items():
+                    found[f"{shadow.name}.{attr}"] = reason
+        return found
+
+    def stable_key(self, key: object) -> Hashable:
+        """``key`` itself when it is a plain value, else a per-run numbered stand-in."""
+        if isinstance(key, _PLAIN_KEYS) or key is None or isinstance(key, enum.Enum):
+            return key
+        if type(key) is tuple:
+            return tuple(self.stable_key(k) for k in key)
+        if type(key) is frozenset:
+            return frozenset(self.stable_key(k) for k in key)
+        entry = self._object_keys.get(id(key))
+        if entry is None:
+            kind = type(key).__qualname__
+            number = self._key_numbers.get(kind, 0) + 1
+            self._key_numbers[kind] = number
+            entry = (key, ObjectKey(kind, number))
+            self._object_keys[id(key)] = entry
+        return entry[1]
+
+    # -- accesses -----------------------------------------------------------------------
+
+    def access(
+        self,
+        lt: LogicalThread,
+        shadow: Shadow,
+        write: bool,
+        slot: object,
+        op: str,
+        *,
+        reorder: bool = False,
+    ) -> None:
+        """One access by ``lt``: a switch point (unless covered or alone), then the race check."""
+        run = self.run
+        self.busy = True
+        try:
+            if shadow.shape == "seq" or slot is WHOLE:
+                stable: Hashable = WHOLE
+            elif shadow.shape == "attr":
+                stable = slot
+            else:
+                stable = self.stable_key(slot)
+                try:
+                    hash(stable)
+                except TypeError:
+                    stable = WHOLE  # the operation itself will raise TypeError
+            access = Access(shadow.target, shadow.name, shadow.shape, stable, write, op, reorder)
+            location = access_location()
+        finally:
+            self.busy = False
+        self.accesses += 1
+        last = self._last
+        if last is not None and last[0] == run.step and last[1] is lt and covers(last[2], access):
+            pass  # nothing ran since an access that covers this one
+        elif _others_alive(run, lt):
+            run.switch(lt, access.mode, access, access.describe(), location=location)
+            self._last = (run.step, lt, access)
+        detector = self.detector
+        if detector is not None:
+            detector.check(lt, shadow, access, location)
+
+    def close(self) -> None:
+        """End of the execution: give swapped instances their class back, drop every shadow."""
+        for shadow in self.shadows.values():
+            restore = shadow.restore
+            if restore is not None and type(shadow.obj) is shadow.tracked_class:
+                set_class(shadow.obj, restore)
+        self.shadows.clear()
+        self.replaced.clear()
+        self._object_keys.clear()
+        self._last = None
+
+
+def covers(first: Access, second: Access) -> bool:
+    """True when every step that conflicts with ``second`` conflicts with ``first``
+    (same target; a whole write covers everything, a whole read covers reads, and a
+    slot access covers the same slot's reads, or writes too if it writes)."""
+    if first.target != second.target:
+        return False
+    if first.slot is WHOLE and first.shape != "attr":
+        return first.write or not (second.write or second.reorder)
+    return (
+        first.slot == second.slot
+        and first.reorder == second.reorder
+        and (first.write or not second.write)
+    )
+
+
+def _others_alive(run: Run, lt: LogicalThread) -> bool:
+    return any(t is not lt and not t.finished for t in run.threads)
+
+
+def active_run(obj: object) -> tuple[MemoryState, LogicalThread, Shadow] | None:
+    """The memory state, thread and shadow when ``obj`` is watched in the current run."""
+    lt = current_logical_thread()
+    if lt is None:
+        return None
+    run = lt.run
+    memory: MemoryState | None = run.memory
+    if memory is None or memory.busy or run.in_invariant:
+        return None
+    shadow = memory.shadows.get(id(obj))
+    if shadow is None:
+        return None
+    return memory, lt, shadow
+
+
+def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False) -> None:
+    """Record one access to ``obj`` when it is watched in the current run (else nothing)."""
+    lt = current_logical_thread()
+    if lt is None:
+        return
+    run = lt.run
+    memory: MemoryState | None = run.memory
+    if memory is None or memory.busy or run.in_invariant:
+        return
+    shadow = memory.shadows.get(id(obj))
+    if shadow is not None:
+        memory.access(lt, shadow, write, slot, op, reorder=reorder)
+
+
+def memory_of(run: Run) -> MemoryState:
+    """The execution's memory state, created by the first ``watch``."""
+    memory: MemoryState | None = run.memory
+    if memory is None:
+        memory = run.memory = MemoryState(run)
+    return memory
+
+
+def describe_object(obj: Any) -> str:
+    """A short description of ``obj`` for error messages (type and a bounded repr)."""
+    try:
+        text = repr(obj)
+    except Exception:  # a broken __repr__ must not hide the real error
+        text = object.__repr__(obj)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} (type {type(obj).__module__}.{type(obj).__qualname__})"

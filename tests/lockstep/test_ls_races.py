@@ -1,0 +1,543 @@
+"""The happens-before race detector: one hand-off per primitive, reports, declarations.
+
+Each hand-off test passes a value from one thread to another through one
+primitive (a race-free program: DPOR explores every trace and finds nothing),
+then runs the same program with the primitive's edge removed (the data race is
+reported). Together they show that every controlled primitive orders memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import pytest
+
+import lockstep
+from lockstep import DporStrategy, explore, replay, watch
+from lockstep.report import render_html
+
+threading = lockstep.threading
+queue = lockstep.queue
+
+
+class Box:
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def _dpor(scenario: Callable[[], None], **options: Any) -> lockstep.ExploreResult:
+    return explore(scenario, strategy=DporStrategy(), budget=2000, **options)
+
+
+def _check_edge(edge: Callable[[bool], Callable[[], None]]) -> None:
+    with_edge = _dpor(edge(True))
+    assert with_edge.failure is None, with_edge.failure
+    assert with_edge.exhausted
+    without = _dpor(edge(False))
+    assert without.failure is not None
+    assert without.failure.kind == "data-race", without.failure
+    race = without.failure.race
+    assert race is not None
+    assert race.location == "Box#1.value"
+    assert {race.first.mode, race.second.mode} <= {"read", "write"}
+    assert "write" in {race.first.mode, race.second.mode}
+
+
+def lock_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        lock = threading.Lock()
+        other = threading.Lock()
+
+        def writer() -> None:
+            with lock:
+                box.value = 1
+
+        def reader() -> None:
+            with lock if synced else other:
+                _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def rlock_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        lock = threading.RLock()
+        other = threading.RLock()
+
+        def writer() -> None:
+            with lock, lock:
+                box.value = 1
+
+        def reader() -> None:
+            with lock if synced else other:
+                _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def condition_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        cond = threading.Condition()
+        state = {"ready": False}
+
+        def writer() -> None:
+            box.value = 1
+            with cond:
+                state["ready"] = True
+                cond.notify()
+
+        def reader() -> None:
+            if synced:
+                with cond:
+                    while not state["ready"]:
+                        cond.wait()
+            _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def event_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        event = threading.Event()
+
+        def writer() -> None:
+            box.value = 1
+            event.set()
+
+        def reader() -> None:
+            if synced:
+                event.wait()
+            _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def event_is_set_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        event = threading.Event()
+
+        def writer() -> None:
+            box.value = 1
+            event.set()
+
+        def reader() -> None:
+            if event.is_set() or not synced:
+                _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def event_clear_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        event = threading.Event()
+        event.set()
+
+        def writer() -> None:
+            box.value = 1
+            event.clear()
+
+        def reader() -> None:
+            if not event.is_set() or not synced:
+                _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def semaphore_edge(synced: bool, bounded: bool = False) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        sem = threading.BoundedSemaphore(1) if bounded else threading.Semaphore(0)
+        if bounded:
+            sem.acquire()
+
+        def writer() -> None:
+            box.value = 1
+            sem.release()
+
+        def reader() -> None:
+            if synced:
+                sem.acquire()
+            _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def queue_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        q: queue.Queue[int] = queue.Queue()
+
+        def writer() -> None:
+            box.value = 1
+            q.put(1)
+
+        def reader() -> None:
+            if synced:
+                q.get()
+            _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def barrier_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        barrier = threading.Barrier(2)
+
+        def writer() -> None:
+            box.value = 1
+            if synced:
+                barrier.wait()
+
+        def reader() -> None:
+            if synced:
+                barrier.wait()
+            _ = box.value
+
+        ts = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def join_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+
+        def writer() -> None:
+            box.value = 1
+
+        t = lockstep.spawn(writer)
+        if synced:
+            t.join()
+        _ = box.value
+        t.join()
+
+    return scenario
+
+
+def is_alive_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+
+        def writer() -> None:
+            box.value = 1
+
+        t = lockstep.spawn(writer)
+        if not t.is_alive() or not synced:
+            _ = box.value
+        t.join()
+
+    return scenario
+
+
+def start_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+
+        def reader() -> None:
+            _ = box.value
+
+        if synced:
+            box.value = 1
+            t = lockstep.spawn(reader)
+        else:
+            t = lockstep.spawn(reader)
+            box.value = 1
+        t.join()
+
+    return scenario
+
+
+def timer_edge(synced: bool) -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+
+        def reader() -> None:
+            _ = box.value
+
+        if synced:
+            box.value = 1
+            timer = threading.Timer(0.5, reader)
+            timer.start()
+        else:
+            timer = threading.Timer(0.5, reader)
+            timer.start()
+            box.value = 1
+        timer.join()
+
+    return scenario
+
+
+EDGES: dict[str, Callable[[bool], Callable[[], None]]] = {
+    "Lock": lock_edge,
+    "RLock": rlock_edge,
+    "Condition": condition_edge,
+    "Event.wait": event_edge,
+    "Event.is_set": event_is_set_edge,
+    "Event.clear": event_clear_edge,
+    "Semaphore": semaphore_edge,
+    "BoundedSemaphore": lambda synced: semaphore_edge(synced, bounded=True),
+    "Queue": queue_edge,
+    "Barrier": barrier_edge,
+    "Thread.join": join_edge,
+    "Thread.is_alive": is_alive_edge,
+    "Thread.start": start_edge,
+    "Timer": timer_edge,
+}
+
+
+@pytest.mark.parametrize("primitive", sorted(EDGES))
+def test_each_primitive_orders_memory(primitive: str) -> None:
+    """A value handed off through the primitive is not a race; without it, it is."""
+    _check_edge(EDGES[primitive])
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def split_lock() -> None:
+    """Two threads guard one dict with two different locks (B1 in miniature)."""
+    models = watch({})
+    a, b = threading.Lock(), threading.Lock()
+
+    def add(lock: Any) -> None:
+        with lock:
+            if "X" not in models:
+                models["X"] = "new"
+
+    ts = [lockstep.spawn(add, a), lockstep.spawn(add, b)]
+    for t in ts:
+        t.join()
+
+
+def test_the_report_names_both_sides_and_their_last_synchronisation() -> None:
+    """Thread, operation, key, file:line and the last synchronisation of each side."""
+    result = _dpor(split_lock)
+    failure = result.failure
+    assert failure is not None
+    assert failure.kind == "data-race"
+    race = failure.race
+    assert race is not None
+    assert race.location == "dict#1['X']"
+    first, second = race.first, race.second
+    assert first.thread != second.thread
+    assert (first.mode, first.operation) == ("write", "[]=")
+    assert (second.mode, second.operation) == ("read", "in")
+    write_line = _line('models["X"] = "new"')
+    read_line = _line('if "X" not in models:')
+    assert first.code.endswith(f"test_ls_races.py:{write_line}")
+    assert second.code.endswith(f"test_ls_races.py:{read_line}")
+    assert first.last_sync is not None
+    assert first.last_sync.startswith("Lock.acquire Lock#1")
+    assert second.last_sync is not None
+    assert second.last_sync.startswith("Lock.acquire Lock#2")
+    text = str(failure)
+    assert "Data race on dict#1['X']" in text
+    assert text.count("<< RACE") == 2
+    assert failure.signature == ("data-race", "dict#1['X']")
+
+
+def _line(fragment: str) -> int:
+    with open(__file__, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if fragment in line and "_line(" not in line:
+                return number
+    raise AssertionError(fragment)
+
+
+def test_a_race_replays_and_the_html_marks_both_accesses() -> None:
+    """The schedule replays the same race; the HTML timeline marks both steps."""
+    failure = _dpor(split_lock).failure
+    assert failure is not None
+    assert failure.race is not None
+    again = replay(split_lock, failure.schedule)
+    assert again.failure is not None
+    assert again.failure.race == failure.race
+    page = render_html(
+        failure.trace.to_rows(),
+        title="race",
+        thread_names=list(failure.trace.thread_names),
+        marked_steps=failure.race.steps,
+    )
+    assert page.count('<tr class="race">') == 2
+
+
+def test_shrinking_keeps_the_race() -> None:
+    """A random search's race shrinks to a race on the same location, no preemption."""
+    result = explore(split_lock, strategy=lockstep.RandomStrategy(3), budget=50)
+    failure = result.failure
+    assert failure is not None
+    assert failure.kind == "data-race"
+    assert failure.race is not None
+    assert failure.race.location == "dict#1['X']"
+    assert failure.preemptions == 0
+
+
+def test_races_off_finds_what_the_race_leads_to() -> None:
+    """With races=False the accesses stay switch points and DPOR finds the double add."""
+
+    def double_add() -> None:
+        models = watch({})
+        loads: list[int] = []
+        a, b = threading.Lock(), threading.Lock()
+
+        def add(lock: Any) -> None:
+            with lock:
+                if "X" not in models:
+                    loads.append(1)
+                    models["X"] = "new"
+
+        ts = [lockstep.spawn(add, a), lockstep.spawn(add, b)]
+        for t in ts:
+            t.join()
+        assert len(loads) == 1, f"loaded {len(loads)} times"
+
+    result = _dpor(double_add, races=False)
+    assert result.failure is not None
+    assert result.failure.kind == "exception"
+    assert "loaded 2 times" in result.failure.message
+    assert not result.failure.schedule.races
+    assert replay(double_add, result.failure.schedule).failure is not None
+
+
+# --- declared races -------------------------------------------------------------------------
+
+
+class FastPath:
+    """A double-checked lookup: a lock-free read, rechecked under the lock."""
+
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "_items": "lock-free membership test; a miss is rechecked under _lock"
+    }
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, int] = {}
+        self.loads = 0
+
+    def get(self, key: str) -> int:
+        if key in self._items:
+            return self._items[key]
+        with self._lock:
+            if key not in self._items:
+                self.loads += 1
+                self._items[key] = len(key)
+            return self._items[key]
+
+
+def _fast_path_scenario(racy: dict[str, str] | None, cls: type = FastPath) -> Callable[[], None]:
+    def scenario() -> None:
+        cache = watch(cls(), racy=racy)
+        ts = [lockstep.spawn(cache.get, "k") for _ in range(2)]
+        for t in ts:
+            t.join()
+        assert cache.loads == 1
+
+    return scenario
+
+
+def test_a_declared_benign_race_is_not_reported_but_still_explored() -> None:
+    """__benign_races__ on the class: no data-race; DPOR still explores both orders of
+    the lock-free read against the write (more than one execution) and finds nothing."""
+    result = _dpor(_fast_path_scenario(None))
+    assert result.failure is None, result.failure
+    assert result.exhausted
+    assert result.executions > 1
+
+
+def test_an_undeclared_fast_path_is_reported() -> None:
+    """The same class without the declaration: the lock-free read is a data race."""
+
+    class Undeclared(FastPath):
+        __benign_races__: ClassVar[dict[str, str]] = {}
+
+    result = _dpor(_fast_path_scenario(None, Undeclared))
+    # The subclass inherits the base declaration: subclasses extend, never drop.
+    assert result.failure is None
+
+    class Plain:
+        def __init__(self) -> None:
+            self._lock = threading.Lock()
+            self._items: dict[str, int] = {}
+            self.loads = 0
+
+        get = FastPath.get
+
+    result = _dpor(_fast_path_scenario(None, Plain))
+    assert result.failure is not None
+    assert result.failure.kind == "data-race"
+
+
+def test_a_test_side_declaration() -> None:
+    """watch(obj, racy={...}) declares it from the test, without touching the class."""
+
+    class Plain:
+        def __init__(self) -> None:
+            self._lock = threading.Lock()
+            self._items: dict[str, int] = {}
+            self.loads = 0
+
+        get = FastPath.get
+
+    reason = {"_items": "double-checked lookup"}
+    result = _dpor(_fast_path_scenario(reason, Plain))
+    assert result.failure is None, result.failure
+    assert result.exhausted
+
+
+def test_a_declared_container_race() -> None:
+    """watch(container, racy=reason) covers the whole container."""
+
+    def scenario() -> None:
+        seen = watch(set(), racy="a best-effort cache of ids")
+
+        def worker(k: int) -> None:
+            if k not in seen:
+                seen.add(k)
+
+        ts = [lockstep.spawn(worker, k) for k in range(2)]
+        for t in ts:
+            t.join()
+
+    assert _dpor(scenario).failure is None
