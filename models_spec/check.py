@@ -115,7 +115,8 @@ class CheckOutcome:
     `elapsed` wall seconds; `mode` what ran ("random", "pct", "dpor",
     "replay", "follow"); `skipped` a reason when the adapter lacks a
     needed capability; `i15_skipped` the sorted (reason, executions) pairs
-    of executions in which I15 was not judged (`scenarios.i15_skips`).
+    of executions in which I15 was not judged (`scenarios.i15_skips`);
+    `verdict` what a search established (`lockstep.Verdict`; None for a replay).
     """
 
     scenario: str
@@ -127,6 +128,7 @@ class CheckOutcome:
     exhausted: bool = False
     skipped: str | None = None
     i15_skipped: tuple[tuple[str, int], ...] = attrs.field(default=(), eq=False)
+    verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -228,6 +230,7 @@ def explore_scenario(
         result.elapsed,
         result.exhausted,
         i15_skipped=_skips_since(before),
+        verdict=result.verdict,
     )
 
 

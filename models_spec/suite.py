@@ -126,6 +126,8 @@ class ModeResult:
     artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
     # (reason, executions) where I15 could not be judged; never counted as passed.
     i15_skipped: tuple[tuple[str, int], ...] = ()
+    # What a search established (lockstep.Verdict; None for replay/follow).
+    verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -355,6 +357,7 @@ def run_job(job: Job) -> Cell:
                 outcome.skipped,
                 artifacts,
                 tuple(outcome.i15_skipped),
+                outcome.verdict,
             )
         )
     return _cell(job, results)
@@ -465,8 +468,52 @@ def _summary(cells: Sequence[Cell]) -> list[str]:
     for cell in cells:
         counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
     lines.append("Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines.extend(_search_coverage(cells))
     lines.extend(_i15_summary(cells))
     return lines
+
+
+def _search_coverage(cells: Sequence[Cell]) -> list[str]:
+    """What the searches of the passing core/target cells established (lockstep's verdict
+    wording: complete up to a bound, cut short, or sampled; over watched state or not)."""
+    groups: dict[str, dict[str, int]] = {}
+    for cell in cells:
+        if cell.role == "variant":
+            continue
+        for result in cell.modes:
+            verdict = result.verdict
+            if verdict is None or verdict.coverage == "failed":
+                continue
+            wording = _coverage_words(verdict)
+            by_mode = groups.setdefault(result.mode, {})
+            by_mode[wording] = by_mode.get(wording, 0) + 1
+    if not groups:
+        return []
+    lines = ["What the searches established (passing core/target runs):"]
+    for mode, wordings in sorted(groups.items()):
+        parts = [f"{n} run{'s' if n != 1 else ''} {w}" for w, n in sorted(wordings.items())]
+        lines.append(f"  {mode}: " + "; ".join(parts))
+    return lines
+
+
+def _coverage_words(verdict: lockstep.Verdict) -> str:
+    scope = (
+        "over synchronisation and watched state"
+        if verdict.watched
+        else ("over synchronisation only (nothing watched)")
+    )
+    races = ", no data race" if verdict.races_checked else ""
+    if verdict.coverage == "complete":
+        bound = (
+            ""
+            if verdict.preemption_bound is None
+            else f" with at most {verdict.preemption_bound} preemptions"
+        )
+        return f"explored every interleaving{bound} {scope}{races}"
+    if verdict.coverage in ("execution-budget", "time-budget"):
+        what = "execution" if verdict.coverage == "execution-budget" else "time"
+        return f"stopped by the {what} budget {scope} (no completeness claim)"
+    return f"sampled {scope} (no completeness claim)"
 
 
 def _i15_summary(cells: Sequence[Cell]) -> list[str]:

@@ -30,6 +30,7 @@ from lockstep._primitives import spawn as spawn
 from lockstep._results import ExecutionResult as ExecutionResult
 from lockstep._results import ExplorationFailed as ExplorationFailed
 from lockstep._results import ExploreResult as ExploreResult
+from lockstep._results import Verdict as Verdict
 from lockstep._runtime import add_invariant as add_invariant
 from lockstep._runtime import checkpoint as checkpoint
 from lockstep._runtime import in_run as in_run
@@ -60,6 +61,7 @@ __all__ = [
     "ReplayStrategy",
     "Schedule",
     "Strategy",
+    "Verdict",
     "__version__",
     "add_invariant",
     "checkpoint",

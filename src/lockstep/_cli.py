@@ -216,6 +216,8 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
         options["depth"] = args.depth
     if args.preemption_bound is not None:
         options["preemption_bound"] = args.preemption_bound
+    if args.no_timeouts:
+        options["timeouts"] = False
     strategy = make_strategy(args.strategy, seed=args.seed, **options)
     line_modules = args.line_module or []
     result = explore(
@@ -227,6 +229,8 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
         scenario_id=args.scenario,
         granularity="line" if line_modules else "op",
         line_modules=line_modules,
+        races=not args.no_races,
+        time_budget=args.time_budget,
     )
     print(result.summary(), file=out)
     if result.failure is None:
@@ -284,6 +288,16 @@ def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 
@@ -361,6 +375,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_explore.add_argument("--depth", type=_positive, help="PCT bug depth")
     p_explore.add_argument("--preemption-bound", type=_non_negative, help="dfs/dpor bound")
     p_explore.add_argument("--max-steps", type=_positive, default=10_000)
+    p_explore.add_argument(
+        "--time-budget",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="stop cleanly after this much wall time (the verdict says it was cut short)",
+    )
+    p_explore.add_argument(
+        "--no-timeouts",
+        action="store_true",
+        help="fire a timed wait's timeout only when no thread can run (a smaller space)",
+    )
+    p_explore.add_argument(
+        "--no-races",
+        action="store_true",
+        help="do not report data races on watched state (search for what they lead to)",
+    )
     p_explore.add_argument(
         "--save-dir",
         default="lockstep-failures",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
@@ -49,14 +50,41 @@ class Options:
 
 
 def scenario_id_of(scenario: object) -> str | None:
-    """ "module:qualname" when ``scenario`` can be imported back by that name, else None."""
+    """ "module:qualname" when ``scenario`` can be imported back by that name, else None.
+
+    A function of a script run as ``__main__`` is named by the module it would be
+    imported as: ``python -m pkg.mod`` gives ``pkg.mod``, ``python script.py`` run
+    from the script's directory gives ``script`` (``lockstep replay`` imports from the
+    current directory). Closures and lambdas (``<locals>`` / ``<lambda>`` in the
+    qualname) cannot be imported: None (pass ``scenario_id=`` to explore).
+    """
     module = getattr(scenario, "__module__", None)
     qualname = getattr(scenario, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str):
         return None
-    if "<" in qualname or module == "__main__":
+    if "<" in qualname:
         return None
+    if module == "__main__":
+        module = _main_module_name()
+        if module is None:
+            return None
     return f"{module}:{qualname}"
+
+
+def _main_module_name() -> str | None:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name and name != "__main__":
+        return name.removesuffix(".__main__")
+    filename = getattr(main, "__file__", None)
+    if not isinstance(filename, str):
+        return None
+    path = os.path.abspath(filename)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if os.path.dirname(path) == os.getcwd() and stem.isidentifier():
+        return stem
+    return None
 
 
 def module_names(modules: Iterable[ModuleRef]) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from lockstep._execution import (
 )
 from lockstep._failure import Failure
 from lockstep._patching import patched
-from lockstep._results import ExecutionResult, ExploreResult
+from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
@@ -43,6 +43,9 @@ from lockstep.strategies._random import RandomStrategy
 from lockstep.strategies._replay import ReplayStrategy
 
 __all__ = ["explore", "replay"]
+
+# The clock of time_budget (a module attribute so tests can inject a deterministic one).
+_now: Callable[[], float] = _real_time.monotonic
 
 # A step-limit failure costs max_steps per candidate, divergence/nondeterminism are
 # properties of the scenario rather than of one interleaving, and a stall (a thread
@@ -105,6 +108,7 @@ def explore(
     backend: str | None = None,
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
     races: bool = True,
+    time_budget: float | None = None,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
@@ -128,11 +132,24 @@ def explore(
     execution where two accesses, one a write, are not ordered by synchronisation,
     whichever order they ran in; with False, watched accesses are still switch points
     and DPOR dependencies, so the search looks for what the race leads to instead
-    (``docs/races.md``). Raises InvalidArgument / InvalidArgumentType for bad arguments
-    (before running anything).
+    (``docs/races.md``). ``time_budget`` (seconds of wall time, None: no limit) stops
+    the search cleanly between two executions once it is spent; the result's
+    ``verdict`` then says it was cut short (shrinking a failure is not limited by it).
+    ``result.verdict`` states what was established (:class:`lockstep.ExploreResult`).
+    Raises InvalidArgument / InvalidArgumentType for bad arguments (before running
+    anything).
     """
     check_scenario(scenario)
     positive_int("budget", budget)
+    if time_budget is not None and (
+        isinstance(time_budget, bool)
+        or not isinstance(time_budget, int | float)
+        or not time_budget > 0
+        or time_budget == float("inf")
+    ):
+        raise InvalidArgument(
+            f"time_budget must be a positive number of seconds or None, got {time_budget!r}"
+        )
     positive_int("shrink_budget", shrink_budget)
     if strategy is None:
         strategy = RandomStrategy(seed=0)
@@ -172,15 +189,25 @@ def explore(
     max_threads = 0
     max_steps_seen = 0
     exhausted = False
+    out_of_time = False
+    watched = False
+    declared: dict[str, str] = {}
     failure: Failure | None = None
     shrink_runs = 0
     progress_display = _Progress(progress, budget)
+    deadline = None if time_budget is None else _now() + float(time_budget)
     with _patch_context(patch_modules), open_backend(options.backend) as session:
         try:
             for _ in range(budget):
+                if deadline is not None and executions and _now() >= deadline:
+                    out_of_time = True
+                    break
                 strategy.begin_execution()
                 run = run_execution(scenario, strategy, options, template, session)
                 executions += 1
+                if run.memory is not None:
+                    watched = True
+                    declared.update(run.memory.declared)
                 total_steps += run.step
                 max_threads = max(max_threads, len(run.threads))
                 max_steps_seen = max(max_steps_seen, run.step)
@@ -207,6 +234,31 @@ def explore(
         failure = failure.with_replay_command(replay_command_for(failure.schedule))
     elapsed = _real_time.perf_counter() - start
     bound = getattr(strategy, "probability_bound", None)
+    systematic = bool(getattr(strategy, "systematic", False))
+    coverage: Coverage
+    if failure is not None:
+        coverage = "failed"
+    elif exhausted and systematic:
+        coverage = "complete"
+    elif out_of_time:
+        coverage = "time-budget"
+    elif systematic:
+        coverage = "execution-budget"
+    else:
+        coverage = "sampled"
+    preemption_bound = getattr(strategy, "preemption_bound", None) if systematic else None
+    verdict = Verdict(
+        coverage,
+        executions,
+        template.strategy,
+        template.seed,
+        preemption_bound=preemption_bound if isinstance(preemption_bound, int) else None,
+        watched=watched,
+        races_checked=watched and options.races,
+        benign=tuple(sorted(declared)),
+        failure_kind=None if failure is None else failure.kind,
+        time_budget=None if time_budget is None else float(time_budget),
+    )
     return ExploreResult(
         executions=executions,
         exhausted=exhausted,
@@ -220,6 +272,7 @@ def explore(
         max_threads=max_threads,
         max_steps_seen=max_steps_seen,
         shrink_executions=shrink_runs,
+        verdict=verdict,
     )
 
 

@@ -166,4 +166,13 @@ class Failure:
                 "Replay it with lockstep.replay(scenario, lockstep.Schedule.from_string("
                 f"{self.schedule.to_string()!r}))"
             )
+            if self.schedule.scenario_id is None:
+                parts.append(
+                    "This schedule names no importable scenario (a closure, a lambda or a "
+                    "script's function), so a saved copy cannot be replayed by file: pass "
+                    "explore(..., scenario_id='module:qualname') naming an importable "
+                    "zero-argument callable that builds the same scenario (then `lockstep "
+                    "replay FILE` works), or replay a file with `lockstep replay FILE "
+                    "--scenario module:qualname`."
+                )
         return "\n\n".join(parts)

@@ -32,7 +32,10 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_pyfunc_call",
+    "pytest_terminal_summary",
 ]
+
+_VERDICTS = pytest.StashKey[list[tuple[str, str]]]()
 
 _MARKER_KEYS = frozenset(
     {
@@ -174,17 +177,27 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
         _fail(f"lockstep could not run {nodeid}: {exc}")
         raise  # unreachable: pytest.fail raises
     failure = result_explore.failure
+    pyfuncitem.user_properties.append(("lockstep verdict", result_explore.verdict.describe()))
+    config.stash.setdefault(_VERDICTS, []).append((nodeid, result_explore.summary()))
     if failure is None:
         return True
     save_dir = Path(config.getoption("--lockstep-save-dir"))
     stem = f"{_safe_name(nodeid)}-{failure.kind}"
     path = _save_unique(failure.schedule, save_dir, stem)
     failure = failure.with_replay_command(f"pytest '{nodeid}' --lockstep-replay {path}")
-    _fail(
-        f"{failure}\n\nSchedule saved to {path} "
-        f"({result_explore.executions} executions, {result_explore.summary()})"
-    )
+    _fail(f"{failure}\n\nSchedule saved to {path} ({result_explore.summary()})")
     return True
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """A "lockstep" section: what each explored test established (its verdict:
+    every interleaving up to a bound, cut short by a budget, or sampled)."""
+    verdicts = terminalreporter.config.stash.get(_VERDICTS, [])
+    if not verdicts:
+        return
+    terminalreporter.section("lockstep")
+    for nodeid, summary in verdicts:
+        terminalreporter.write_line(f"{nodeid}: {summary}")
 
 
 def _save_unique(schedule: Any, directory: Path, stem: str) -> Path:

@@ -296,3 +296,25 @@ def test_api_replay_command_has_no_patch_flags_and_works():
     assert proc.returncode == cli.EXIT_FAILURE, proc.stderr
     assert "patched lost update: 1" in proc.stdout
     assert "divergence" not in proc.stdout
+
+
+def test_explore_prints_the_verdict_and_takes_the_shared_knobs():
+    """`lockstep explore` prints what the search established; --no-timeouts,
+    --no-races and --time-budget reach explore."""
+    code, text = run_cli("explore", "samples.cli_scenarios:correct", "--strategy", "dpor")
+    assert code == cli.EXIT_OK
+    assert text.startswith("explored every interleaving over synchronisation only")
+    assert "exhausted" not in text
+    code, text = run_cli(
+        "explore",
+        "samples.cli_scenarios:correct",
+        "--strategy",
+        "dfs",
+        "--no-timeouts",
+        "--no-races",
+        "--time-budget",
+        "600",
+    )
+    assert code == cli.EXIT_OK
+    assert "with at most 2 preemptions" in text
+    assert run_cli("explore", "samples.cli_scenarios:correct", "--time-budget", "0")[0] == 2

@@ -60,6 +60,20 @@ def test_marker_explores_saves_and_prints_the_replay_command(project):
     assert "start main @test_sample.py:" in text  # the test itself, not the plugin
 
 
+def test_each_explored_test_prints_its_verdict(project):
+    """A "lockstep" section states what each search established, never a bare
+    "exhausted": DFS over synchronisation only, with its bound; the failure."""
+    result = project.runpytest("--strict-markers", "-p", "no:cacheprovider")
+    text = result.stdout.str()
+    assert "= lockstep =" in text
+    assert (
+        "test_sample.py::test_correct: explored every interleaving with at most 2 "
+        "preemptions over synchronisation only" in text
+    )
+    assert "test_sample.py::test_lost_update: failed: exception found in execution" in text
+    assert "exhausted" not in text
+
+
 def test_replay_option_reproduces_the_failure(project):
     """--lockstep-replay FILE runs the saved schedule and fails the same way."""
     project.runpytest("-p", "no:cacheprovider")

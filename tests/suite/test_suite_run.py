@@ -44,6 +44,11 @@ def test_caught_variant_and_passing_core_exit_zero(tmp_path: Path) -> None:
     assert "I3" in text
     assert "ESCAPED" not in text
     assert "CORE-FAIL" not in text
+    # What each search established, in lockstep's verdict wording (never "exhausted").
+    assert "What the searches established" in text
+    assert "  pct: " in text
+    assert "sampled over synchronisation" in text
+    assert "exhausted" not in text
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert "B10-alias-is-the-key__variant-B10-alias-not-key__replay.json" in saved
     assert "B10-alias-is-the-key__variant-B10-alias-not-key__replay.html" in saved

@@ -134,6 +134,7 @@ class MemoryState:
         self._key_numbers: dict[str, int] = {}
         self._last: tuple[int, LogicalThread, Access] | None = None
         self.accesses = 0
+        self.declared: dict[str, str] = {}  # benign_locations() as of close()
         self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
 
     # -- registration -------------------------------------------------------------------
@@ -240,7 +241,9 @@ class MemoryState:
             detector.check(lt, shadow, access, location)
 
     def close(self) -> None:
-        """End of the execution: give swapped instances their class back, drop every shadow."""
+        """End of the execution: give swapped instances their class back, drop every shadow
+        (what was declared intentionally racy is kept in ``declared``)."""
+        self.declared = self.benign_locations()
         for shadow in self.shadows.values():
             restore = shadow.restore
             if restore is not None and type(shadow.obj) is shadow.tracked_class:

@@ -31,7 +31,7 @@ from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, StepRecord
 
-__all__ = ["ExecutionOutcome", "StepContext", "Strategy"]
+__all__ = ["ExecutionOutcome", "StepContext", "Strategy", "check_timeouts", "runs_first"]
 
 
 @attrs.frozen(slots=True)
@@ -97,7 +97,10 @@ class Strategy(Protocol):
     Optional attributes the runtime reads with ``getattr``: ``name: str`` (recorded in
     Schedule.strategy; default: the class name), ``seed: int | None`` (recorded in
     Schedule.seed), ``probability_bound: float | None`` (PCT's guarantee, reported in
-    ExploreResult.pct_bound).
+    ExploreResult.pct_bound), ``systematic: bool`` (True for a search whose "no more
+    executions" means every interleaving up to its bound was explored: only then does
+    ``ExploreResult.verdict`` claim completeness; default False: a sampler) and
+    ``preemption_bound: int | None`` (the bound that claim is up to).
 
     Contract: ``choices`` is never empty; ``choose`` returns one of its elements.
     ``end_execution`` returns False when no more executions are wanted (for a bounded
@@ -114,3 +117,19 @@ class Strategy(Protocol):
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """Called after each execution; False means "no more executions wanted"."""
         ...
+
+
+def check_timeouts(owner: str, timeouts: object) -> bool:
+    """Validate the ``timeouts`` knob every strategy takes (InvalidArgumentType if not a bool)."""
+    if not isinstance(timeouts, bool):
+        from lockstep.errors import InvalidArgumentType  # noqa: PLC0415
+
+        raise InvalidArgumentType(f"{owner}: timeouts must be True or False, got {timeouts!r}")
+    return timeouts
+
+
+def runs_first(choices: Sequence[Choice]) -> Sequence[Choice]:
+    """``choices`` without its timeouts when some thread can run (``timeouts=False``: a
+    timed wait times out only when nothing else can happen, as if time were unbounded)."""
+    runs = [c for c in choices if c.kind == "run"]
+    return runs if runs else choices

@@ -36,6 +36,17 @@ class DeterminismCheck:
         bound = getattr(self.inner, "probability_bound", None)
         return bound if isinstance(bound, float) else None
 
+    @property
+    def systematic(self) -> bool:
+        """Whether the inner strategy is systematic (its "no more" means "all explored")."""
+        return bool(getattr(self.inner, "systematic", False))
+
+    @property
+    def preemption_bound(self) -> int | None:
+        """The inner strategy's preemption bound, if any."""
+        bound = getattr(self.inner, "preemption_bound", None)
+        return bound if isinstance(bound, int) else None
+
     def begin_execution(self) -> None:
         """First pass: the inner strategy; second pass: the recorded choices."""
         self._position = 0

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import attrs
 
 from lockstep._schedule import Choice
-from lockstep.errors import InvalidArgument, NondeterminismDetected
+from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
 from lockstep.strategies._base import ExecutionOutcome, StepContext
 
 __all__ = ["DFSStrategy"]
@@ -35,11 +35,13 @@ class DFSStrategy:
     """Exhaustive DFS over schedules with at most ``preemption_bound`` preemptions.
 
     ``preemption_bound=None``: unbounded. ``timeouts=False`` never fires a timeout while
-    some thread can run (a smaller space).
+    some thread can run (a smaller space; a timeout still fires when nothing else can
+    run). Raises InvalidArgument / InvalidArgumentType for bad arguments.
     """
 
     name = "dfs"
     seed: int | None = None
+    systematic = True
 
     def __init__(self, *, preemption_bound: int | None = 2, timeouts: bool = True) -> None:
         if preemption_bound is not None and (
@@ -48,6 +50,8 @@ class DFSStrategy:
             raise InvalidArgument(
                 f"preemption_bound must be an int >= 0 or None, got {preemption_bound!r}"
             )
+        if not isinstance(timeouts, bool):
+            raise InvalidArgumentType(f"timeouts must be True or False, got {timeouts!r}")
         self.preemption_bound = preemption_bound
         self.timeouts = timeouts
         self.exhausted = False

@@ -88,7 +88,7 @@ from lockstep._memory._locations import Access
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
-from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts, runs_first
 
 __all__ = ["DporStrategy"]
 
@@ -190,6 +190,8 @@ class DporStrategy:
     """Exhaustive exploration with DPOR (source sets + sleep sets); see the module docstring.
 
     ``preemption_bound`` (None = unbounded) limits preemptions per execution.
+    ``timeouts=False`` never fires a timeout while some thread can run (a smaller
+    space: timed waits behave as if time were unbounded).
     ``end_execution`` returns False once every trace has been explored; then
     :attr:`exhausted` is True.  Counters: :attr:`executions` (all),
     :attr:`complete_executions` (one per distinct trace explored) and
@@ -204,8 +206,9 @@ class DporStrategy:
 
     name = "dpor"
     seed: int | None = None
+    systematic = True
 
-    def __init__(self, *, preemption_bound: int | None = None) -> None:
+    def __init__(self, *, preemption_bound: int | None = None, timeouts: bool = True) -> None:
         if preemption_bound is not None:
             if isinstance(preemption_bound, bool) or not isinstance(preemption_bound, int):
                 raise InvalidArgumentType(
@@ -217,6 +220,7 @@ class DporStrategy:
                     f"DporStrategy: preemption_bound must be >= 0 (got {preemption_bound!r})"
                 )
         self.preemption_bound = preemption_bound
+        self.timeouts = check_timeouts("DporStrategy", timeouts)
         self.executions = 0
         self.complete_executions = 0
         self.blocked_executions = 0
@@ -235,7 +239,7 @@ class DporStrategy:
         return (
             f"<DporStrategy executions={self.executions} complete={self.complete_executions} "
             f"blocked={self.blocked_executions} exhausted={self.exhausted} "
-            f"preemption_bound={self.preemption_bound}>"
+            f"preemption_bound={self.preemption_bound} timeouts={self.timeouts}>"
         )
 
     # -- the protocol ------------------------------------------------------------------
@@ -262,6 +266,8 @@ class DporStrategy:
     def _choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         i = self._position
         self._position += 1
+        if not self.timeouts:
+            choices = runs_first(choices)
         if self._blocked_at is not None:
             return self._default(choices, step)
         events = {c: _Event.of(c, step.pending[c.thread]) for c in choices}

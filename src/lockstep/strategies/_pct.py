@@ -8,7 +8,8 @@ d with probability at least 1/(n * k^(d-1)); :attr:`PCTStrategy.probability_boun
 reports that bound for the largest n and k observed.
 
 Timed waits: a blocked thread's timeout is chosen when nothing can run, and otherwise
-with ``timeout_probability`` (highest priority first), so timeouts are explored too.
+with ``timeout_probability`` (highest priority first), so timeouts are explored too;
+``timeouts=False`` fires one only when nothing can run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
-from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts
 from lockstep.strategies._random import check_probability, resolve_seed
 
 __all__ = ["PCTStrategy"]
@@ -35,6 +36,7 @@ class PCTStrategy:
         depth: int = 3,
         *,
         steps_hint: int = 20,
+        timeouts: bool = True,
         timeout_probability: float = 0.05,
     ) -> None:
         if not isinstance(depth, int) or isinstance(depth, bool):
@@ -45,7 +47,10 @@ class PCTStrategy:
             raise InvalidArgument(f"steps_hint must be an int >= 1, got {steps_hint!r}")
         self.seed = resolve_seed(seed)
         self.depth = depth
+        self.timeouts = check_timeouts("PCTStrategy", timeouts)
         self.timeout_probability = check_probability("timeout_probability", timeout_probability)
+        if not timeouts:
+            self.timeout_probability = 0.0
         self._rng = _random.Random(self.seed)
         self._k = steps_hint
         self._observed_k = 0

@@ -3,7 +3,9 @@
 SCTBench found this naive strategy competitive with systematic ones. The generator's
 state carries over between executions, so the i-th execution of a seed is fixed.
 When some threads can fire timeouts, a timeout is chosen with ``timeout_probability``
-(always when nothing can run), so timed waits are explored without dominating.
+(always when nothing can run), so timed waits are explored without dominating;
+``timeouts=False`` never fires one while a thread can run (the knob every strategy
+has; ``timeout_probability`` stays for fine-tuning).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
-from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts
 
 __all__ = ["RandomStrategy", "resolve_seed"]
 
@@ -38,13 +40,26 @@ def check_probability(name: str, value: float) -> float:
 
 
 class RandomStrategy:
-    """Uniformly random among runnable threads (seeded; ``seed=None`` picks one)."""
+    """Uniformly random among runnable threads (seeded; ``seed=None`` picks one).
+
+    ``timeouts`` (default True): pending timeouts are choices, taken with
+    ``timeout_probability``; False: a timeout fires only when nothing can run.
+    """
 
     name = "random"
 
-    def __init__(self, seed: int | None = 0, *, timeout_probability: float = 0.1) -> None:
+    def __init__(
+        self,
+        seed: int | None = 0,
+        *,
+        timeouts: bool = True,
+        timeout_probability: float = 0.1,
+    ) -> None:
         self.seed = resolve_seed(seed)
+        self.timeouts = check_timeouts("RandomStrategy", timeouts)
         self.timeout_probability = check_probability("timeout_probability", timeout_probability)
+        if not timeouts:
+            self.timeout_probability = 0.0
         self._rng = _random.Random(self.seed)
 
     def begin_execution(self) -> None:
@@ -64,4 +79,5 @@ class RandomStrategy:
         return True
 
     def __repr__(self) -> str:
-        return f"RandomStrategy(seed={self.seed})"
+        timeouts = "" if self.timeouts else ", timeouts=False"
+        return f"RandomStrategy(seed={self.seed}{timeouts})"

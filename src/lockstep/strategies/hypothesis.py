@@ -34,7 +34,7 @@ from lockstep._explore import explore
 from lockstep._results import ExplorationFailed, ExploreResult
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgumentType
-from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts, runs_first
 
 __all__ = ["HypothesisStrategy", "run_under_hypothesis"]
 
@@ -45,19 +45,22 @@ class HypothesisStrategy:
     ``draws`` counts the choices drawn so far (steps with one choice draw
     nothing).  ``end_execution`` returns False: one Hypothesis example is one
     execution.  Not thread-safe beyond the runtime's contract (calls never
-    overlap).  Raises ``InvalidArgumentType`` when ``data`` has no ``draw``.
+    overlap).  ``timeouts=False`` fires a pending timeout only when nothing can run.
+    Raises ``InvalidArgumentType`` when ``data`` has no ``draw`` or ``timeouts`` is not
+    a bool.
     """
 
     name = "hypothesis"
     seed: int | None = None
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, *, timeouts: bool = True) -> None:
         if not callable(getattr(data, "draw", None)):
             raise InvalidArgumentType(
                 f"HypothesisStrategy needs the object of hypothesis.strategies.data() "
                 f"(something with .draw), got {data!r}"
             )
         self._data = data
+        self.timeouts = check_timeouts("HypothesisStrategy", timeouts)
         # The underlying ConjectureData draws without recording notes, so it works
         # from the runtime's threads; fall back to the public draw otherwise.
         conjecture = getattr(data, "conjecture_data", None)
@@ -74,6 +77,8 @@ class HypothesisStrategy:
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         """Draw an index; 0 (what shrinking moves towards) never preempts."""
+        if not self.timeouts:
+            choices = runs_first(choices)
         if len(choices) == 1:
             return choices[0]
         # Index 0: no preemption, the current thread if it can go on, timeouts last.
@@ -108,6 +113,7 @@ def run_under_hypothesis(
     max_steps: int = 10_000,
     scenario_id: str | None = None,
     races: bool = True,
+    timeouts: bool = True,
 ) -> ExploreResult:
     """Run one execution of ``scenario`` with every choice drawn from ``data``.
 
@@ -116,11 +122,12 @@ def run_under_hypothesis(
     failure with its trace and replay command), so Hypothesis shrinks the schedule
     and saves it in its database.  lockstep's own shrinking is off: Hypothesis
     shrinks.  ``races`` reports data races on watched state, as in
-    :func:`lockstep.explore`.  Arguments are validated as :func:`lockstep.explore` does.
+    :func:`lockstep.explore`; ``timeouts`` as for :class:`HypothesisStrategy`.
+    Arguments are validated as :func:`lockstep.explore` does.
     """
     result = explore(
         scenario,
-        strategy=HypothesisStrategy(data),
+        strategy=HypothesisStrategy(data, timeouts=timeouts),
         budget=1,
         invariant=invariant,
         patch=patch,
