@@ -93,10 +93,27 @@ __all__ = [
 ]
 
 OP_KINDS: Final = frozenset(
-    {"add", "remove", "refresh", "lease", "acquire", "getitem", "pin", "unpin", "describe"}
+    {
+        "add",
+        "remove",
+        "refresh",
+        "lease",
+        "acquire",
+        "getitem",
+        "pin",
+        "unpin",
+        "describe",
+        "keys",
+        "contains",
+        "len",
+        "lru",
+    }
 )
+_NO_ID: Final = frozenset({"describe", "keys", "len", "lru"})
+"""Op kinds that take no model id (whole-stack observations)."""
 OP_NEEDS: Final[Mapping[str, frozenset[str]]] = {
     "refresh": frozenset({"refresh"}),
+    "lru": frozenset({"lru"}),
     "lease": frozenset({"leases"}),
     "acquire": frozenset({"leases"}),
     "pin": frozenset({"pins"}),
@@ -145,7 +162,10 @@ class Op:
     def __attrs_post_init__(self) -> None:
         if self.kind not in OP_KINDS:
             raise ScenarioError(f"op kind must be one of {sorted(OP_KINDS)} (got {self.kind!r})")
-        if self.kind != "describe" and (not isinstance(self.model_id, str) or not self.model_id):
+        if self.kind in _NO_ID:
+            if self.model_id:
+                raise ScenarioError(f"op {self.kind!r} takes no model_id (got {self.model_id!r})")
+        elif not isinstance(self.model_id, str) or not self.model_id:
             raise ScenarioError(f"op {self.kind!r} needs a non-empty model_id")
         if self.body_raises and self.kind not in ("lease", "acquire"):
             raise ScenarioError(f"body_raises is for lease and acquire ops (got {self.kind!r})")
@@ -420,6 +440,10 @@ class Driver:
             "getitem": ("getitem", mid),
             "pin": ("pin", mid),
             "unpin": ("unpin", mid),
+            "keys": ("keys",),
+            "contains": ("contains", mid),
+            "len": ("len",),
+            "lru": ("lru",),
         }
         live_at_call = live(self.ghost, op.resolved_id)
         since = self.ghost.mark()
@@ -439,8 +463,16 @@ class Driver:
                 value = getattr(stack[mid], "token", None)
             elif kind == "pin":
                 stack.pin_model(mid)
-            else:
+            elif kind == "unpin":
                 stack.unpin_model(mid)
+            elif kind == "keys":
+                value = tuple(sorted(stack.keys()))
+            elif kind == "contains":
+                value = mid in stack
+            elif kind == "len":
+                value = len(stack)
+            else:
+                value = tuple(stack.lru_order())
         except Exception as exc:
             if _expected(exc):
                 recorder.respond(pending, encode_outcome(error=exc))

@@ -56,6 +56,7 @@ from models_spec.fakes import Script, ScriptedRegistry
 
 __all__ = [
     "OP_KINDS",
+    "SPECIFIED",
     "Op",
     "Scenario",
     "ScenarioError",
@@ -67,6 +68,7 @@ __all__ = [
     "named_scenarios",
     "random_scenario",
     "random_scenarios",
+    "specified_scenarios",
 ]
 
 
@@ -321,6 +323,35 @@ def random_scenarios(count: int = 3, *, first_seed: int = 1) -> tuple[Scenario, 
     return tuple(random_scenario(first_seed + k) for k in range(count))
 
 
+SPECIFIED: Final[tuple[Scenario, ...]] = (
+    Scenario(
+        "I15-eviction-window",
+        (),
+        "a committed eviction victim stays listed until it is gone, whatever else leaves",
+        [
+            ("T1", [Op("add", "c")]),
+            ("T2", [Op("remove", "b")]),
+            ("T3", [Op("keys"), Op("lru"), Op("len")]),
+        ],
+        Setup(max_size=2, preload=("a", "b")),
+        needs=frozenset({"lru", "capacity"}),
+    ),
+)
+"""Scenarios that pin behaviour the spec allows (not bugs): run on the core, PASS.
+
+``I15-eviction-window``: T1's add of c into a full cache of 2 chooses a (the
+least recent) and commits to it; while a's ``clear_cache`` runs, T2's
+removal of b completes and T3 still lists a.  Under the three-point add
+(`spec.expand_adds`) the choice stands and a leaves at the add's eviction
+instant; the core reaches this window under PCT (tests/suite/test_i15_window.py).
+"""
+
+
+def specified_scenarios() -> Mapping[str, Scenario]:
+    """`SPECIFIED` by id."""
+    return {s.id: s for s in SPECIFIED}
+
+
 def named_scenarios() -> Mapping[str, Scenario]:
     """The named scenarios by id, one per bug, in bug order (from the bug catalogue)."""
     from models_spec.catalogue import load  # noqa: PLC0415 - bug modules import this module
@@ -329,8 +360,13 @@ def named_scenarios() -> Mapping[str, Scenario]:
 
 
 def default_scenarios() -> Mapping[str, Scenario]:
-    """Every scenario the suite runs by default: the named ones, then three random ones."""
-    return {**named_scenarios(), **{s.id: s for s in random_scenarios()}}
+    """Every scenario the suite runs by default: the named ones, the `SPECIFIED`
+    ones, then three random ones."""
+    return {
+        **named_scenarios(),
+        **specified_scenarios(),
+        **{s.id: s for s in random_scenarios()},
+    }
 
 
 def get_scenario(scenario_id: str) -> Scenario:
@@ -338,7 +374,7 @@ def get_scenario(scenario_id: str) -> Scenario:
 
     Raises `ScenarioError` naming the known ids.
     """
-    named = named_scenarios()
+    named = {**named_scenarios(), **specified_scenarios()}
     if scenario_id in named:
         return named[scenario_id]
     if isinstance(scenario_id, str) and scenario_id.startswith("random-"):

@@ -28,16 +28,20 @@ Operation encoding (inputs; ids are strings, `alias` None or a string)::
     ("release", resolved_id)           # leaving either context manager
     ("keys",)  ("contains", model_id)  ("getitem", model_id)  ("len",)
     ("lru",)   ("pinned",)             # observations of the cache
-    ("admit", n, model_id, alias, pin)          # two-point add number n:
-    ("complete", n, model_id, alias, pin[, lease])  # see `expand_adds`
+    ("admit", n, model_id, alias, pin)          # three-point add number n:
+    ("evict", n)                                #   see `expand_adds`
+    ("complete", n, model_id, alias, pin[, lease])
 
-A cold add takes effect at two instants (chosen semantics 3): `admit`
-(a warm hit, or the capacity victims evicted and a slot reserved, counted
-toward `max_size`) and `complete` (registered, a joined hit, or the slot
-released on failure; victims stay evicted).  `expand_adds(history)` rewrites
-a recorded history's adds and acquires into that pair; a `complete` before
-its `admit`, or an admission while short of evictable models with loads in
-flight (the core waits there), is illegal.
+A cold add takes effect at three instants (chosen semantics 3): `admit`
+(a warm hit, or the victims chosen and a slot reserved, counted toward
+`max_size`), `evict` (the chosen victims unloaded: until then they stay
+registered and observers list them, the *eviction window*, while uses,
+leases, removals and adds of them wait) and `complete` (registered, a joined
+hit, or the slot released on failure; victims stay evicted).
+`expand_adds(history)` rewrites a recorded history's adds and acquires into
+those three; a `complete` before its `evict`, an `evict` before its `admit`,
+or an admission while short of evictable models with loads in flight (the
+core waits there) or while another add's victims are leaving, is illegal.
 
 Outputs::
 
@@ -138,12 +142,15 @@ class SpecState:
     * `load_attempts` / `unload_attempts`: sorted (resolved id, attempts so far);
     * `probe_calls`: memory probe readings taken so far;
     * `overflows`: cold adds admitted over capacity (only pinned/leased left);
-    * `admitted`: sorted (add id, resolved id, mode) of two-point adds between
+    * `admitted`: sorted (add id, resolved id, mode) of three-point adds between
       their admission and their completion (see `step`): mode "slot" (a cold
       add holding, or sharing, a capacity slot), "hit" (a warm hit done at
       admission) or "failed:<error>" (admission raised <error>);
-    * `closed`: add ids of timed-out two-point adds completed without an
+    * `closed`: add ids of timed-out three-point adds completed without an
       admission (their admission can no longer happen);
+    * `leaving`: (add id, victim) pairs, in eviction order: victims the add's
+      admission chose, still registered and visible to observers until the
+      add's ``evict`` (the eviction window; see `step`);
     * `config`: the `SpecConfig` (excluded from equality and hashing).
     """
 
@@ -158,6 +165,7 @@ class SpecState:
     overflows: int = 0
     admitted: tuple[tuple[int, str, str], ...] = ()
     closed: frozenset[int] = frozenset()
+    leaving: tuple[tuple[int, str], ...] = ()
     config: SpecConfig = attrs.field(factory=SpecConfig, eq=False, repr=False)
 
     @property
@@ -176,9 +184,18 @@ class SpecState:
         return frozenset(r for _, r, m in self.admitted if m == _SLOT and r not in models)
 
     def evictable(self) -> list[str]:
-        """Registered ids neither pinned nor leased, least recent first."""
+        """Registered ids neither pinned, leased nor leaving, least recent first."""
         leased = self.lease_counts
-        return [rid for rid in self.lru if rid not in self.pins and rid not in leased]
+        gone = self.leaving_ids()
+        return [
+            rid
+            for rid in self.lru
+            if rid not in self.pins and rid not in leased and rid not in gone
+        ]
+
+    def leaving_ids(self) -> frozenset[str]:
+        """Victims chosen by an admission and not yet evicted (still registered)."""
+        return frozenset(victim for _, victim in self.leaving)
 
 
 def initial_state(
@@ -245,12 +262,12 @@ def _evict(state: SpecState, victim: str) -> SpecState:
     )
 
 
-def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
-    """A cold add's evictions: memory rounds, then capacity (`in_flight` slots count).
-
-    Raises `_Raise` with the state left by a failed eviction (earlier victims
-    stay evicted).
+def _choose_victims(state: SpecState, *, in_flight: int) -> tuple[SpecState, list[str]]:
+    """A cold add's victims (memory rounds, then capacity; `in_flight` slots count),
+    chosen in this state and not yet evicted: the state only records the probe
+    readings taken and an overflow.  Raises `_BLOCKED` when the core would wait.
     """
+    victims: list[str] = []
     # Memory pressure first: rounds of up to 3 with a re-measure in between.
     if state.config.memory_threshold > 0.0:
         while True:
@@ -258,24 +275,34 @@ def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
             state = attrs.evolve(state, probe_calls=state.probe_calls + 1)
             if reading is None or reading >= state.config.memory_threshold:
                 break
-            victims = state.evictable()[:_MEMORY_ROUND]
-            if not victims:
+            chosen = [v for v in state.evictable() if v not in victims][:_MEMORY_ROUND]
+            if not chosen:
                 break
-            for victim in victims:
-                state = _evict(state, victim)
+            victims.extend(chosen)
     # Capacity: evict only as many least-recent evictable models as needed;
     # when only pinned or leased models remain, admit over capacity.
-    need = len(state.registered) + in_flight + 1 - state.max_size
+    need = len(state.registered) - len(victims) + in_flight + 1 - state.max_size
     if need > 0:
-        victims = state.evictable()[:need]
-        if len(victims) < need and in_flight:
+        chosen = [v for v in state.evictable() if v not in victims][:need]
+        if len(chosen) < need and in_flight:
             # The core waits for in-flight loads before evicting anything: no
             # admission can take effect in this state (I14).
             raise _Raise(_BLOCKED, state)
-        for victim in victims:
-            state = _evict(state, victim)
-        if len(victims) < need:
+        victims.extend(chosen)
+        if len(chosen) < need:
             state = attrs.evolve(state, overflows=state.overflows + 1)
+    return state, victims
+
+
+def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
+    """A one-point cold add's evictions, done at once (the sequential spec).
+
+    Raises `_Raise` with the state left by a failed eviction (earlier victims
+    stay evicted).
+    """
+    state, victims = _choose_victims(state, in_flight=in_flight)
+    for victim in victims:
+        state = _evict(state, victim)
     return state
 
 
@@ -285,6 +312,8 @@ def _add(state: SpecState, model_id: object, alias: object, pin: object) -> Spec
     if not isinstance(pin, bool):
         raise _Raise("InvalidArgumentType", state)
     rid = resolve(mid, al)
+    if state.leaving:
+        raise _Raise(_BLOCKED, state)  # a one-point add does not overlap an eviction
     if rid in state.models:  # warm hit: a use refreshes the LRU
         lru = (*(x for x in state.lru if x != rid), rid)
         pins = state.pins | {rid} if pin else state.pins
@@ -323,7 +352,7 @@ def _with_admitted(state: SpecState, entries: Iterable[tuple[int, str, str]]) ->
 def _admit(
     state: SpecState, oid: object, model_id: object, alias: object, pin: object
 ) -> SpecState:
-    """First instant of a two-point add: a warm hit, or evictions plus a capacity slot."""
+    """First instant of a three-point add: a warm hit, or victims chosen plus a slot."""
     if not isinstance(oid, int) or isinstance(oid, bool):
         raise ValueError(f"an add id is an int (got {oid!r})")
     if oid in state.closed or _admitted_entry(state, oid) is not None:
@@ -333,6 +362,8 @@ def _admit(
     if not isinstance(pin, bool):
         raise _Raise("InvalidArgumentType", state)
     rid = resolve(mid, al)
+    if rid in state.leaving_ids():
+        raise _Raise(_BLOCKED, state)  # the core waits for the victim's unload
     if rid in state.models:  # warm hit, at admission: a use refreshes the LRU
         lru = (*(x for x in state.lru if x != rid), rid)
         pins = state.pins | {rid} if pin else state.pins
@@ -340,20 +371,47 @@ def _admit(
         return _with_admitted(state, (*state.admitted, (oid, rid, _HIT)))
     in_flight = state.in_flight()
     if rid not in in_flight:  # a slot already held for rid is shared: no room needed
-        try:
-            state = _make_room(state, in_flight=len(in_flight))
-        except _Raise as failure:
-            if failure.name == _BLOCKED:
-                raise
-            failed = _with_admitted(
-                failure.state, (*failure.state.admitted, (oid, rid, _FAILED + failure.name))
-            )
-            raise _Raise(failure.name, failed, failure.subject) from None
+        chose, victims = _choose_victims(state, in_flight=len(in_flight))
+        if victims and state.leaving:
+            # Evictions run one at a time: the core waits for the other one.
+            raise _Raise(_BLOCKED, state)
+        state = attrs.evolve(chose, leaving=(*chose.leaving, *((oid, v) for v in victims)))
     return _with_admitted(state, (*state.admitted, (oid, rid, _SLOT)))
 
 
+def _evict_chosen(state: SpecState, oid: object) -> SpecState:
+    """The eviction instant of a three-point add: its chosen victims are unloaded.
+
+    Before its admission the add cannot evict (blocked); an add that chose no
+    victim evicts nothing.  A failed `clear_cache` stops it: earlier victims
+    stay evicted, the failed one and the rest stay registered at their LRU
+    positions, and the add fails with that error at its completion (I6).
+    """
+    entry = _admitted_entry(state, oid)
+    if entry is None:
+        if oid in state.closed:
+            return state
+        raise _Raise(_BLOCKED, state)
+    victims = [v for o, v in state.leaving if o == oid]
+    state = attrs.evolve(state, leaving=tuple(e for e in state.leaving if e[0] != oid))
+    for victim in victims:
+        try:
+            state = _evict(state, victim)
+        except _Raise as failure:
+            rid = entry[1]
+            failed = _with_admitted(
+                failure.state,
+                (
+                    *(e for e in failure.state.admitted if e[0] != oid),
+                    (oid, rid, _FAILED + failure.name),
+                ),
+            )
+            raise _Raise(failure.name, failed, failure.subject) from None
+    return state
+
+
 def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | None]:
-    """Second instant of a two-point add: register (or hit), or fail and free the slot.
+    """Last instant of a three-point add: register (or hit), or fail and free the slot.
 
     `op` is ``("complete", oid, model_id, alias, pin[, lease])``.  Returns the
     new state and, for an acquire (`lease` True), the model token.
@@ -361,8 +419,8 @@ def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | N
     oid, pin = op[1], op[4]
     lease = op[5] if len(op) == 6 else False
     entry = _admitted_entry(state, oid)
-    if entry is None:
-        raise _Raise(_BLOCKED, state)  # a completion follows its admission
+    if entry is None or any(o == oid for o, _ in state.leaving):
+        raise _Raise(_BLOCKED, state)  # a completion follows its admission and eviction
     _, rid, mode = entry
     state = _with_admitted(state, (e for e in state.admitted if e[0] != oid))
     if mode.startswith(_FAILED):
@@ -401,11 +459,13 @@ def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | N
 
 
 def _timed_out_completion(state: SpecState, oid: object) -> SpecState:
-    """A two-point add that raised `LockTimeout`: its slot (if any) is released.
+    """A three-point add that raised `LockTimeout`: its slot (if any) is released.
 
     Without an admission, the add id is closed: its admission (recorded as
     indeterminate) can no longer happen.  Victims of an admission stay evicted.
     """
+    if any(o == oid for o, _ in state.leaving):
+        raise _Raise(_BLOCKED, state)  # its eviction comes first
     entry = _admitted_entry(state, oid)
     if entry is None:
         if not isinstance(oid, int) or isinstance(oid, bool):
@@ -418,6 +478,8 @@ def _timed_out_completion(state: SpecState, oid: object) -> SpecState:
 
 def _remove(state: SpecState, model_id: object) -> SpecState:
     rid = _check_id(model_id)
+    if rid in state.leaving_ids():
+        raise _Raise(_BLOCKED, state)  # waits for the eviction in progress
     if rid not in state.models:
         return state  # chosen semantics 8: unknown id is a silent no-op
     if rid in state.lease_counts:
@@ -440,6 +502,8 @@ def _clear(state: SpecState, details: list[tuple[str, str, int]]) -> tuple[SpecS
 
 def _lease(state: SpecState, model_id: object) -> tuple[SpecState, str]:
     rid = _check_id(model_id)
+    if rid in state.leaving_ids():
+        raise _Raise(_BLOCKED, state)  # waits for the eviction in progress
     models = state.models
     if rid not in models:
         raise _Raise("ModelNotFound", state)
@@ -498,6 +562,9 @@ def _apply(
             case "admit":
                 _arity(op, 5)
                 return ("ok", None), _admit(state, op[1], op[2], op[3], op[4])
+            case "evict":
+                _arity(op, 2)
+                return ("ok", None), _evict_chosen(state, op[1])
             case "complete":
                 _arity(op, 5, 6)
                 state, token = _complete(state, op)
@@ -507,6 +574,8 @@ def _apply(
                 return ("ok", None), _remove(state, op[1])
             case "clear":
                 _arity(op, 1)
+                if state.leaving:
+                    raise _Raise(_BLOCKED, state)
                 state, failures = _clear(state, details)
                 if failures:
                     return ("raise", _group_name(failures)), state
@@ -514,6 +583,8 @@ def _apply(
             case "refresh":
                 _arity(op, 2)
                 rid = _check_id(op[1])
+                if rid in state.leaving_ids():
+                    raise _Raise(_BLOCKED, state)  # waits for the victim's unload
                 if rid not in state.models:
                     return ("ok", None), state  # chosen semantics 5
                 return ("ok", None), attrs.evolve(
@@ -521,6 +592,8 @@ def _apply(
                 )
             case "pin":
                 _arity(op, 2)
+                if op[1] in state.leaving_ids():
+                    raise _Raise(_BLOCKED, state)  # pinning takes the id's lifecycle
                 return ("ok", None), attrs.evolve(state, pins=state.pins | {_check_id(op[1])})
             case "unpin":
                 _arity(op, 2)
@@ -545,6 +618,8 @@ def _apply(
                 return ("ok", op[1] in state.models), state
             case "getitem":
                 _arity(op, 2)
+                if op[1] in state.leaving_ids():
+                    raise _Raise(_BLOCKED, state)  # waits for the victim's unload
                 models = state.models
                 if op[1] not in models:
                     return ("raise", "ModelNotFound"), state
@@ -625,25 +700,28 @@ ADMISSION_ERRORS: Final = frozenset({"ScriptedUnloadError"})
 def expand_adds(
     history: Sequence[Any], *, admission_errors: Iterable[str] = ADMISSION_ERRORS
 ) -> tuple[Any, ...]:
-    """Rewrite every ``add`` and ``acquire`` of a history as a two-point add.
+    """Rewrite every ``add`` and ``acquire`` of a history as a three-point add.
 
     `history` holds `lockstep.linearizability.Operation` records.  Each add
-    (or acquire) with call c and return r becomes two operations of the same
-    process over the same interval [c, r], with an add id (its index in
-    `history`): ``("admit", id, model_id, alias, pin)`` and ``("complete",
-    id, model_id, alias, pin, lease)`` (lease True for an acquire).  Outputs:
+    (or acquire) with call c and return r becomes three operations of the
+    same process over the same interval [c, r], with an add id (its index in
+    `history`): ``("admit", id, model_id, alias, pin)`` (a warm hit, or the
+    victims chosen and a slot reserved), ``("evict", id)`` (the victims
+    unloaded and gone) and ``("complete", id, model_id, alias, pin, lease)``
+    (lease True for an acquire).  Outputs:
 
-    * returned normally: admit ``("ok", None)``, complete the real output;
+    * returned normally: admit and evict ``("ok", None)``, complete the real
+      output;
     * raised an admission error (`admission_errors`, a failed eviction):
-      both carry it (the spec's admission must fail with it);
-    * raised ``LockTimeout``: the admission is indeterminate (``ret=None``:
-      it may have happened, victims evicted and slot reserved, or not),
-      the completion carries the timeout (it releases the slot);
-    * raised anything else (a failed load, an unknown id): admit
+      admit ``("ok", None)``, evict and complete carry it;
+    * raised ``LockTimeout``: admission and eviction are indeterminate
+      (``ret=None``: they may have happened, or not), the completion carries
+      the timeout (it releases the slot);
+    * raised anything else (a failed load, an unknown id): admit and evict
       ``("ok", None)``, complete the error;
     * an argument error (``InvalidArgument*``): left as one ``add``
       (nothing was admitted);
-    * never returned (``ret=None``): both indeterminate.
+    * never returned (``ret=None``): all three indeterminate.
 
     Every other operation is kept as it is.
     """
@@ -671,14 +749,17 @@ def expand_adds(
         else:
             mid, alias, pin, lease = op_input[1], op_input[2], False, True
         admit = attrs.evolve(op, input=("admit", oid, mid, alias, pin), output=("ok", None))
+        evict = attrs.evolve(op, input=("evict", oid), output=("ok", None))
         complete = attrs.evolve(op, input=("complete", oid, mid, alias, pin, lease))
         if op.ret is None:
             admit = attrs.evolve(admit, output=None)
+            evict = attrs.evolve(evict, output=None)
         elif output == ("raise", LOCK_TIMEOUT):
             admit = attrs.evolve(admit, ret=None, output=None)
+            evict = attrs.evolve(evict, ret=None, output=None)
         elif isinstance(output, tuple) and output[:1] == ("raise",) and output[1] in errors:
-            admit = attrs.evolve(admit, output=output)
-        expanded.extend((admit, complete))
+            evict = attrs.evolve(evict, output=output)
+        expanded.extend((admit, evict, complete))
     return tuple(expanded)
 
 

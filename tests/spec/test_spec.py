@@ -243,7 +243,7 @@ def test_scripted_failures_match_the_fakes_attempt_numbering() -> None:
     assert (info.value.resolved_id, info.value.attempt) == ("a", 2)
 
 
-# ------------------------------------------------------------ two-point adds
+# ------------------------------------------------------------ three-point adds
 
 
 def _two(max_size: int = 2, script: Script | None = None) -> SpecState:
@@ -253,25 +253,71 @@ def _two(max_size: int = 2, script: Script | None = None) -> SpecState:
     return state
 
 
-def test_admit_evicts_and_reserves_complete_registers() -> None:
-    """Admission evicts the least recent and holds a slot; completion registers."""
-    state = _two()
-    ok, state = step(state, ("admit", 1, "c", None, True), ("ok", None))
-    assert ok
-    assert state.lru == ("b",)
+def _ok(state: SpecState, op: tuple[object, ...], output: object = ("ok", None)) -> SpecState:
+    ok, after = step(state, op, output)
+    assert ok, (op, output)
+    return after
+
+
+def test_admit_chooses_evict_unloads_complete_registers() -> None:
+    """Admission chooses the least recent and holds a slot; eviction unloads it;
+    completion registers."""
+    state = _ok(_two(), ("admit", 1, "c", None, True))
+    assert state.leaving == ((1, "a"),)
+    assert state.lru == ("a", "b")  # chosen, not gone yet
     assert state.in_flight() == {"c"}
+    state = _ok(state, ("evict", 1))
+    assert state.lru == ("b",)
+    assert state.leaving == ()
     assert "c" not in state.pins  # pinned only on success
-    ok, state = step(state, ("complete", 1, "c", None, True), ("ok", None))
-    assert ok
+    state = _ok(state, ("complete", 1, "c", None, True))
     assert state.lru == ("b", "c")
     assert state.models["c"] == "c#1"
     assert "c" in state.pins
     assert state.admitted == ()
 
 
+def test_the_eviction_window_victims_stay_visible_and_fixed() -> None:
+    """Between an admission and its eviction the victim is still listed by every
+    observer; a removal of another id does not undo the choice; uses, leases,
+    removals, pins and adds of the victim wait (are blocked) until it is gone."""
+    state = _ok(_two(), ("admit", 1, "c", None, False))
+    state = _ok(state, ("remove", "b"))  # room made meanwhile: the choice stands
+    assert _ok(state, ("keys",), ("ok", ("a",))) == state
+    assert step(state, ("contains", "a"), ("ok", True))[0]
+    assert step(state, ("len",), ("ok", 1))[0]
+    assert step(state, ("lru",), ("ok", ("a",)))[0]
+    for op in (
+        ("refresh", "a"),
+        ("getitem", "a"),
+        ("lease", "a"),
+        ("remove", "a"),
+        ("pin", "a"),
+        ("admit", 2, "a", None, False),
+        ("complete", 1, "c", None, False),
+        ("clear",),
+    ):
+        assert not step(state, op, ("ok", None))[0], op
+    assert step(state, ("unpin", "a"), ("ok", None))[0]  # pins are configuration
+    state = _ok(state, ("evict", 1))
+    assert step(state, ("keys",), ("ok", ()))[0]
+    assert step(state, ("getitem", "a"), ("raise", "ModelNotFound"))[0]
+    state = _ok(state, ("complete", 1, "c", None, False))
+    assert state.lru == ("c",)
+
+
+def test_an_admission_that_needs_room_waits_for_another_eviction() -> None:
+    """Evictions run one at a time; an admission needing no room does not wait."""
+    state = _ok(_two(max_size=2), ("admit", 1, "c", None, False))
+    assert not step(state, ("admit", 2, "d", None, False), ("ok", None))[0]
+    roomy = _ok(_two(max_size=4), ("admit", 1, "c", None, False))
+    assert roomy.leaving == ()
+    assert step(roomy, ("admit", 2, "d", None, False), ("ok", None))[0]
+
+
 def test_victims_stay_evicted_after_a_failed_completion() -> None:
     state = _two(script=Script(load_failures={"c": (1,)}))
-    _, state = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    state = _ok(_ok(state, ("admit", 1, "c", None, False)), ("evict", 1))
     ok, after = step(state, ("complete", 1, "c", None, False), ("raise", "ScriptedLoadError"))
     assert ok
     assert after.lru == ("b",)
@@ -282,16 +328,19 @@ def test_victims_stay_evicted_after_a_failed_completion() -> None:
 
 
 def test_reservations_count_toward_capacity() -> None:
-    """Two slots held, cache of 2 with a and b: a third admission evicts a and b."""
+    """Two slots held, cache of 3 with a: a third admission chooses a, a fourth
+    needing room waits for that eviction."""
     state = initial_state(max_size=3)
     _, state = apply(state, ("add", "a", None, False))
-    _, state = step(state, ("admit", 1, "x", None, False), ("ok", None))
-    _, state = step(state, ("admit", 2, "y", None, False), ("ok", None))
-    assert state.lru == ("a",)  # a + 2 slots = 3: nothing evicted yet
-    _, state = step(state, ("admit", 3, "z", None, False), ("ok", None))
+    state = _ok(state, ("admit", 1, "x", None, False))
+    state = _ok(state, ("admit", 2, "y", None, False))
+    assert state.leaving == ()  # a + 2 slots = 3: nothing chosen yet
+    state = _ok(state, ("admit", 3, "z", None, False))
+    assert state.leaving == ((3, "a"),)
+    state = _ok(state, ("evict", 3))
     assert state.lru == ()
     # A slot of the same id is shared: no room needed.
-    _, shared = step(state, ("admit", 4, "z", None, False), ("ok", None))
+    shared = _ok(state, ("admit", 4, "z", None, False))
     assert shared.in_flight() == {"x", "y", "z"}
     # With no evictable model left, an admission cannot happen while loads are in flight.
     assert not step(state, ("admit", 5, "w", None, False), ("ok", None))[0]
@@ -303,36 +352,38 @@ def test_a_timeout_changes_nothing_but_releases_an_admitted_slot() -> None:
     assert ok
     assert (same.registered, same.lru, same.admitted) == (state.registered, state.lru, ())
     assert same.closed == {7}
-    # Once timed out, its admission can no longer happen.
+    # Once timed out, its admission can no longer happen; its eviction is a no-op.
     assert not step(same, ("admit", 7, "c", None, False), ("ok", None))[0]
+    assert step(same, ("evict", 7), ("ok", None)) == (True, same)
     _, admitted = step(state, ("admit", 7, "c", None, False), "unknown")
-    ok, after = step(admitted, ("complete", 7, "c", None, False), ("raise", "LockTimeout"))
+    # A timed-out completion cannot overtake the eviction its admission chose.
+    assert not step(admitted, ("complete", 7, "c", None, False), ("raise", "LockTimeout"))[0]
+    _, evicted = step(admitted, ("evict", 7), "unknown")
+    ok, after = step(evicted, ("complete", 7, "c", None, False), ("raise", "LockTimeout"))
     assert ok
     assert after.lru == ("b",)  # the admission's victim stays evicted
     assert after.admitted == ()
     assert after.closed == frozenset()
 
 
-def test_a_completion_follows_its_admission() -> None:
+def test_a_completion_follows_its_admission_and_eviction() -> None:
     state = _two()
     assert not step(state, ("complete", 1, "c", None, False), ("ok", None))[0]
-    _, admitted = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    assert not step(state, ("evict", 1), ("ok", None))[0]
+    admitted = _ok(state, ("admit", 1, "c", None, False))
     assert not step(admitted, ("admit", 1, "c", None, False), ("ok", None))[0]
 
 
 def test_warm_hit_at_admission_and_joined_hit_at_completion() -> None:
     """A registered id hits at admission (LRU moves); a slot whose id got loaded joins."""
-    state = _two(max_size=3)
-    _, state = step(state, ("admit", 1, "a", None, False), ("ok", None))
+    state = _ok(_two(max_size=3), ("admit", 1, "a", None, False))
     assert state.lru == ("b", "a")
-    ok, state = step(state, ("complete", 1, "a", None, False), ("ok", None))
-    assert ok
-    _, state = step(state, ("admit", 2, "c", None, False), ("ok", None))
-    _, state = step(state, ("admit", 3, "c", None, True), ("ok", None))
-    _, state = step(state, ("complete", 2, "c", None, False), ("ok", None))
-    _, state = step(state, ("refresh", "b"), ("ok", None))
-    ok, state = step(state, ("complete", 3, "c", None, True), ("ok", None))
-    assert ok
+    state = _ok(_ok(state, ("evict", 1)), ("complete", 1, "a", None, False))
+    state = _ok(_ok(state, ("admit", 2, "c", None, False)), ("evict", 2))
+    state = _ok(_ok(state, ("admit", 3, "c", None, True)), ("evict", 3))
+    state = _ok(state, ("complete", 2, "c", None, False))
+    state = _ok(state, ("refresh", "b"))
+    state = _ok(state, ("complete", 3, "c", None, True))
     assert state.lru == ("a", "c", "b")  # the joined hit does not move c
     assert "c" in state.pins
     assert dict(state.load_attempts)["c"] == 1
@@ -341,26 +392,26 @@ def test_warm_hit_at_admission_and_joined_hit_at_completion() -> None:
 def test_a_warm_hit_cannot_complete_after_its_model_is_gone() -> None:
     """B4: a hit admitted while X was loaded cannot return after X was removed."""
     state = _two()
-    _, admitted = step(state, ("admit", 1, "a", None, False), ("ok", None))
-    _, removed = step(admitted, ("remove", "a"), ("ok", None))
+    admitted = _ok(_ok(state, ("admit", 1, "a", None, False)), ("evict", 1))
+    removed = _ok(admitted, ("remove", "a"))
     assert not step(removed, ("complete", 1, "a", None, False), ("ok", None))[0]
     assert step(admitted, ("complete", 1, "a", None, False), ("ok", None))[0]
 
 
-def test_a_failed_eviction_is_the_admissions_error() -> None:
-    state = _two(script=Script(unload_failures={"a": (1,)}))
-    ok, failed = step(state, ("admit", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
-    assert ok
+def test_a_failed_eviction_is_the_adds_error() -> None:
+    """The chosen victim's clear_cache fails at the eviction: it stays, in place."""
+    state = _ok(_two(script=Script(unload_failures={"a": (1,)})), ("admit", 1, "c", None, False))
+    assert not step(state, ("evict", 1), ("ok", None))[0]
+    failed = _ok(state, ("evict", 1), ("raise", "ScriptedUnloadError"))
     assert failed.lru == ("a", "b")
+    assert failed.leaving == ()
     assert not step(failed, ("complete", 1, "c", None, False), ("ok", None))[0]
-    ok, done = step(failed, ("complete", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
-    assert ok
+    done = _ok(failed, ("complete", 1, "c", None, False), ("raise", "ScriptedUnloadError"))
     assert done.admitted == ()
 
 
 def test_acquire_completes_with_a_lease() -> None:
-    state = _two(max_size=3)
-    _, state = step(state, ("admit", 1, "c", None, False), ("ok", None))
+    state = _ok(_ok(_two(max_size=3), ("admit", 1, "c", None, False)), ("evict", 1))
     ok, state = step(state, ("complete", 1, "c", None, False, True), ("ok", "c#1"))
     assert ok
     assert state.lease_counts == {"c": 1}

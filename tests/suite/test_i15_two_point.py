@@ -1,4 +1,4 @@
-"""I15 judges every execution (two-point adds) and can fail: over-eviction and wrong histories."""
+"""I15 judges every execution (multi-point adds) and can fail: over-eviction and wrong histories."""
 
 from __future__ import annotations
 
