@@ -16,7 +16,11 @@ What it does, and why:
 * mutmut 3 has no option to choose operators, so the script removes the
   excluded ones from ``mutmut.mutation.mutators.mutation_operators`` before
   calling mutmut's own command line (``EXCLUDED_OPERATORS`` below; the
-  mutant generator forks, so the filtered list is what it uses).
+  mutant generator forks, so the filtered list is what it uses), and adds
+  the concurrency operators of ``concurrency.py`` (notify_all <-> notify,
+  dropping a try/finally, moving a statement past a lock's release,
+  dropping a ``with`` or an acquire/release pair): mistakes mutmut's own
+  operators never make, two of which once escaped the whole suite.
 * Lines that only log or that are the text of an error message are not
   mutated (``do_not_mutate_patterns``): changing them cannot change
   behaviour that the invariants describe.
@@ -41,13 +45,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-MODULES = (
-    "src/modelmanager/lifecycle.py",
-    "src/modelmanager/manager.py",
-    "src/modelmanager/decorators/fixed_size_cache.py",
-    "src/modelmanager/leases.py",
-)
-"""The modules mutated (the lifecycle, the manager, the cache, and leases)."""
+
+def _modules() -> tuple[str, ...]:
+    cache = sorted(
+        str(path.relative_to(ROOT))
+        for pattern in ("fixed_size_cache.py", "_cache*.py")
+        for path in (ROOT / "src" / "modelmanager" / "decorators").glob(pattern)
+    )
+    return (
+        "src/modelmanager/lifecycle.py",
+        "src/modelmanager/manager.py",
+        *cache,
+        "src/modelmanager/leases.py",
+    )
+
+
+MODULES = _modules()
+"""The modules mutated (the lifecycle, the manager, every cache module, and leases)."""
 
 TEST_SELECTION = (
     "tests/core",
@@ -96,6 +110,10 @@ excluded = set({EXCLUDED_OPERATORS!r})
 mutators.mutation_operators[:] = [
     (node, op) for node, op in mutators.mutation_operators if op.__name__ not in excluded
 ]
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from concurrency import OPERATORS
+mutators.mutation_operators.extend(OPERATORS)
+sys.path.pop(0)
 from mutmut.__main__ import cli
 sys.argv = ["mutmut", *sys.argv[1:]]
 cli()
@@ -160,6 +178,15 @@ def module_of(mutant: str) -> str:
     return ".".join(p for p in parts if not p.startswith(("x_", "xǁ")))
 
 
+def _added_operators() -> tuple[tuple[type, object], ...]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        from concurrency import OPERATORS  # noqa: PLC0415 - needs libcst, as mutmut does
+    finally:
+        sys.path.pop(0)
+    return OPERATORS  # type: ignore[no-any-return]
+
+
 def summarise(workdir: Path) -> dict[str, object]:
     """Read every mutant's status; write summary.json / summary.txt; return the summary."""
     listing = mutmut(workdir, "results", "--all", "true")
@@ -188,6 +215,7 @@ def summarise(workdir: Path) -> dict[str, object]:
         "modules": modules,
         "survivors": dict(survivors),
         "excluded_operators": list(EXCLUDED_OPERATORS),
+        "added_operators": [op.__name__ for _, op in _added_operators()],
         "tests": list(TEST_SELECTION),
     }
     (workdir / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False))
