@@ -37,7 +37,8 @@ machine at definition time:
 * two modules declaring one id, one scenario id or one variant name;
 * a scenario whose id does not start with ``"<id>-"`` or whose ``bugs`` is
   not ``(id,)``; a variant lacking a capability its scenario needs;
-* unknown invariant ids in `breaks`, unknown strategy names in `caught_by`,
+* unknown invariant ids (or lockstep failure kinds such as ``deadlock`` and
+  ``data-race``) in `breaks`, unknown strategy names in `caught_by`,
   empty titles or stories, two variants of one bug with one slug.
 
 Modules whose names start with ``_`` are support code and are not bugs.
@@ -99,6 +100,17 @@ def _invariant_ids() -> frozenset[str]:
     return frozenset(CATALOGUE)
 
 
+_HARNESS_KINDS: Final = frozenset({"invariant", "exception", "divergence", "nondeterminism"})
+
+
+def _known_labels() -> frozenset[str]:
+    """What a catch may be named: an invariant id, or a lockstep failure kind that is
+    itself a verdict on the code (``deadlock``, ``data-race``, ``stall``, ...)."""
+    from lockstep.report import FAILURE_KINDS  # noqa: PLC0415
+
+    return _invariant_ids() | (frozenset(FAILURE_KINDS) - _HARNESS_KINDS)
+
+
 def _names(value: str | Iterable[str]) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
@@ -115,11 +127,13 @@ def _check_breaks(name: str, value: tuple[str, ...] | None, *, required: bool) -
         raise CatalogueError(
             f"{name} must name at least one invariant the variant breaks (e.g. ('I4',))"
         )
-    unknown = sorted(set(value) - _invariant_ids())
+    unknown = sorted(set(value) - _known_labels())
     if unknown:
+        invariants = sorted(_invariant_ids(), key=lambda i: int(i[1:]))
+        kinds = sorted(_known_labels() - _invariant_ids())
         raise CatalogueError(
-            f"{name} names unknown invariants {unknown}; known: "
-            f"{sorted(_invariant_ids(), key=lambda i: int(i[1:]))} (models_spec.invariants)"
+            f"{name} names unknown invariants {unknown}; known: {invariants} "
+            f"(models_spec.invariants) or the lockstep failure kinds {kinds}"
         )
 
 
@@ -188,7 +202,9 @@ class Bug:
       ``bugs == (id,)``.
     * `variants`: one `Variant` or several (ways of putting the bug back).
     * `breaks`: the invariants its variants may break (any counts as
-      caught; the recorded schedule must break one of them).
+      caught; the recorded schedule must break one of them); a lockstep
+      failure kind that judges the code (``deadlock``, ``data-race``,
+      ``stall``) counts as well.
     * `caught_by`: the search strategies expected to catch every variant
       within the suite's default budget (checked by the tests); () = no
       expectation.

@@ -132,7 +132,7 @@ BAD = [
     ),
     (
         {"b42_x": NEW_BUG.replace('breaks=("I4",)', 'breaks=("I99",)')},
-        r"Bug\.breaks names unknown invariants \['I99'\]",
+        r"Bug\.breaks names unknown invariants \['I99'\].*failure kinds \['data-race'",
     ),
     (
         {"b42_x": NEW_BUG.replace('breaks=("I4",)', "breaks=()")},
@@ -182,6 +182,13 @@ def test_a_malformed_bug_module_fails_discovery_precisely(make_package, modules,
     package = make_package(modules)
     with pytest.raises(CatalogueError, match=message):
         discover(package)
+
+
+def test_lockstep_verdict_kinds_count_as_breaks(make_package) -> None:  # type: ignore[no-untyped-def]
+    """A bug caught by lockstep itself (a data race, a deadlock) declares that kind."""
+    source = NEW_BUG.replace('breaks=("I4",)', 'breaks=("I4", "data-race", "deadlock")')
+    entry = discover(make_package({"b42_x": source})).variant("variant-B42-x")
+    assert entry.breaks == ("I4", "data-race", "deadlock")
 
 
 def test_docs_page_is_generated_from_the_catalogue() -> None:
