@@ -8,6 +8,7 @@ run them before touching anything.
 
 from __future__ import annotations
 
+import inspect
 import math
 import reprlib
 from _thread import TIMEOUT_MAX  # threading.TIMEOUT_MAX; not ``threading``: nothing here waits
@@ -25,6 +26,7 @@ __all__ = [
     "check_bool",
     "check_fraction",
     "check_memory_probe",
+    "check_model",
     "check_model_id",
     "check_positive_int",
     "check_registry",
@@ -67,6 +69,37 @@ def check_model_id(value: object, name: str = "model_id") -> str:
     if not value:
         raise InvalidArgument(f"{name} must be a non-empty str (got the empty string)")
     return value
+
+
+def check_model(value: object, model_id: str) -> None:
+    """``value`` (what the factory of ``model_id`` returned) must be a model.
+
+    A model has ``clear_cache(delete_from_disk=...)`` (:class:`modelmanager.protocols.Model`);
+    ``None`` or anything else would only fail later, at ``remove``, with the id stuck
+    in the registry. Raises :class:`InvalidArgumentType` naming what came back.
+    """
+    clear = getattr(value, "clear_cache", None)
+    problem: str | None = None
+    if value is None:
+        problem = "None"
+    elif not callable(clear):
+        problem = f"{abbreviate(value)} ({type(value).__name__}), which has no clear_cache method"
+    else:
+        try:
+            inspect.signature(clear).bind(delete_from_disk=True)
+        except TypeError:
+            problem = (
+                f"{abbreviate(value)} ({type(value).__name__}), whose clear_cache does not "
+                "accept delete_from_disk="
+            )
+        except ValueError:  # no signature to inspect (a builtin): trust it
+            pass
+    if problem is not None:
+        raise InvalidArgumentType(
+            f"the factory of model {abbreviate(model_id)} returned {problem}: a factory must "
+            "return a model, an object with clear_cache(delete_from_disk: bool) "
+            "(modelmanager.protocols.Model); nothing was registered"
+        )
 
 
 def check_alias(value: object, name: str = "model_id_alias") -> str | None:

@@ -50,6 +50,7 @@ from modelmanager._validation import (
     check_alias,
     check_api_key,
     check_bool,
+    check_model,
     check_model_id,
     check_registry,
     check_timeout,
@@ -180,8 +181,10 @@ class ModelManager:
         The resolved id (``model_id_alias`` if given, else ``model_id``) is the
         key; the constructor receives the canonical ``model_id``. Already
         loaded: a hit, nothing else happens. Raises :class:`LockTimeout`
-        (nothing changed), :class:`ModelNotFound` (no factory), or the
-        constructor's own exception unchanged (nothing registered).
+        (nothing changed), :class:`ModelNotFound` (no factory), the
+        constructor's own exception unchanged, or :class:`InvalidArgumentType`
+        when the factory returned something that is not a model (``None``, no
+        ``clear_cache(delete_from_disk=...)``); nothing is registered then.
         """
         if not (
             type(model_id) is str
@@ -204,6 +207,7 @@ class ModelManager:
             try:
                 factory = self._lookup_factory(resolved_id)
                 model = self._construct(factory, model_id, api_key, load_kwargs)
+                check_model(model, resolved_id)
             except BaseException:
                 self._counters.increment("load_failures")
                 raise

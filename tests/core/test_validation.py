@@ -169,3 +169,50 @@ def test_bad_getitem_and_contains(value: object, error: type) -> None:
         stack[value]
     assert (value in stack) is False
     assert ([] in stack) is False
+
+
+class _NoClearCache:
+    pass
+
+
+class _ClearCacheWithoutFlag:
+    def clear_cache(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("product", "says"),
+    [
+        (None, "returned None"),
+        (_NoClearCache(), "has no clear_cache method"),
+        (_ClearCacheWithoutFlag(), "does not accept delete_from_disk="),
+    ],
+)
+@pytest.mark.parametrize("layer", ["manager", "cache"])
+def test_a_factory_that_returns_no_model_is_refused_at_add(
+    product: object, says: str, layer: str
+) -> None:
+    """A factory returning None, or an object without clear_cache(delete_from_disk=...),
+    is refused at add_model with a precise error; nothing stays registered or reserved."""
+    manager = ModelManager({"m": lambda **_: product})
+    stack: Any = manager if layer == "manager" else WithFixedSizeCache(manager, max_size=2)
+    with pytest.raises(InvalidArgumentType, match=says) as raised:
+        stack.add_model("m")
+    assert "the factory of model 'm'" in str(raised.value)
+    assert "clear_cache(delete_from_disk: bool)" in str(raised.value)
+    assert stack.keys() == []
+    assert "m" not in stack
+    assert manager.lifecycle_snapshot() == {}
+    if layer == "cache":
+        assert list(stack.lru_order()) == []
+    assert manager.statistics().load_failures == 1
+    stack.remove("m")  # an unknown id: a no-op, no AttributeError from a half-added model
+
+
+def test_a_huge_model_id_is_abbreviated_in_the_error() -> None:
+    """A 100 KB model id does not end up whole in the message."""
+    huge = "x" * 100_000
+    manager = ModelManager({huge: lambda **_: None})
+    with pytest.raises(InvalidArgumentType) as raised:
+        manager.add_model(huge)
+    assert len(str(raised.value)) < 500
