@@ -1,10 +1,12 @@
 """The ``lockstep`` command: replay, show, explore, check.
 
-Exit codes:
-  0  success: no failure found / the replay passed / every suite passed
-  1  a failure was found or reproduced (also a replay divergence)
-  2  usage error (bad arguments)
-  3  could not load the input: schedule file or string, scenario, suite
+Exit codes (every subcommand):
+  0    success: no failure found / the replay passed / every case of every suite passed
+  1    a failure was found or reproduced (FAIL, CORE-FAIL, ESCAPED, ERROR; a replay
+       divergence counts as one)
+  2    usage: a bad option, or an input that cannot be used (a schedule, scenario,
+       target or output path), said in one line
+  130  interrupted (Ctrl-C); ``check`` prints and saves what finished first
 """
 
 from __future__ import annotations
@@ -18,45 +20,72 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from lockstep._check import CheckUsageError, available_cpus, run_check
 from lockstep._explore import explore, replay
 from lockstep._failure import Failure, format_exception
+from lockstep._imports import add_import_roots
 from lockstep._patching import resolve_module
 from lockstep._results import ExecutionResult
 from lockstep._schedule import Schedule, choices_to_string
+from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
+from lockstep._text import abbreviate
+from lockstep._version import LOCKSTEP_VERSION
 from lockstep.errors import LockstepError, ScenarioImportError
 from lockstep.strategies._registry import STRATEGY_NAMES, make_strategy
-from lockstep.suites import SuiteOptions, discover_suites
+from lockstep.suites import Shard, SuiteOptions
 
-__all__ = ["EXIT_FAILURE", "EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "load_scenario", "main"]
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "build_parser",
+    "load_scenario",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-EXIT_INPUT = 3
+EXIT_INPUT = EXIT_USAGE  # an unusable input is a usage error: one line says which and why
+EXIT_INTERRUPTED = 130
 
 _EPILOG = """exit codes:
-  0  success: no failure found / the replay passed / every suite passed
-  1  a failure was found or reproduced (a replay divergence counts as one)
-  2  usage error
-  3  could not load the input (schedule, scenario or suite)"""
+  0    success: no failure found / the replay passed / every suite passed
+  1    a failure was found or reproduced (FAIL, CORE-FAIL, ESCAPED, ERROR; a replay
+       divergence counts as one)
+  2    usage: a bad option, or an input that could not be loaded (schedule, scenario,
+       target, output path); one line says which and why
+  130  interrupted (Ctrl-C); check prints and saves what finished first"""
 
 
 class _InputError(Exception):
-    """An input could not be loaded: exit code 3 with this message."""
+    """An input could not be loaded: exit code 2 with this message."""
+
+
+def _import_error_cause(exc: BaseException) -> str:
+    """The root cause of an import failure, in one line."""
+    cause: BaseException = exc
+    while cause.__cause__ is not None and cause.__cause__ is not cause:
+        cause = cause.__cause__
+    text = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+    return abbreviate(f"{type(cause).__name__}: {text}" if text else type(cause).__name__, 200)
 
 
 def load_scenario(scenario_id: str) -> Callable[[], object]:
     """Import "module:qualname" (the current directory is importable) and return it.
 
-    Raises ScenarioImportError with the reason.
+    Raises ScenarioImportError with one line naming the module or attribute and why.
     """
+    shown = abbreviate(scenario_id)
     module_name, sep, qualname = scenario_id.partition(":")
     if not sep or not module_name or not qualname:
-        raise ScenarioImportError(f"scenario must look like 'module:qualname', got {scenario_id!r}")
+        raise ScenarioImportError(f"scenario must look like 'module:qualname', got {shown!r}")
     if module_name == "pytest":
         raise ScenarioImportError(
-            f"this schedule belongs to the pytest test {qualname!r}; replay it with "
-            f"`pytest '{qualname}' --lockstep-replay FILE`"
+            f"this schedule belongs to the pytest test {abbreviate(qualname)!r}; replay it "
+            f"with `pytest '{abbreviate(qualname, 200)}' --lockstep-replay FILE`"
         )
     cwd = os.getcwd()
     if cwd not in sys.path:
@@ -64,16 +93,24 @@ def load_scenario(scenario_id: str) -> Callable[[], object]:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ScenarioImportError(f"cannot import module {module_name!r}: {exc}") from exc
+        raise ScenarioImportError(
+            f"cannot import module {abbreviate(module_name)!r}: {_import_error_cause(exc)}"
+        ) from exc
+    except Exception as exc:  # the module raised while importing
+        raise ScenarioImportError(
+            f"importing module {abbreviate(module_name)!r} failed: {_import_error_cause(exc)}"
+        ) from exc
     for part in qualname.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise ScenarioImportError(
-                f"module {module_name!r} has no attribute {qualname!r}"
+                f"module {abbreviate(module_name)!r} has no attribute {abbreviate(qualname)!r}"
+                + (f" ({abbreviate(detail, 200)})" if detail and part not in detail else "")
             ) from exc
     if not callable(obj):
-        raise ScenarioImportError(f"{scenario_id!r} is not callable")
+        raise ScenarioImportError(f"{shown!r} is not callable")
     scenario: Callable[[], object] = obj
     return scenario
 
@@ -84,21 +121,31 @@ def _load_schedule(source: str) -> Schedule:
             return Schedule.from_string(source)
         return Schedule.load(source)
     except (LockstepError, OSError) as exc:
-        raise _InputError(f"cannot load schedule {source[:60]!r}: {exc}") from exc
+        raise _InputError(
+            f"cannot load schedule {abbreviate(source, 60)!r}: {abbreviate(str(exc), 300)}"
+        ) from exc
 
 
 def _scenario_for(schedule: Schedule, override: str | None) -> Callable[[], object]:
     scenario_id = override or schedule.scenario_id
     if scenario_id is None:
         raise _InputError("the schedule names no scenario; pass --scenario module:qualname")
+    missing = [p for p in schedule.import_paths if not os.path.isdir(p)]
+    add_import_roots(schedule.import_paths)
     try:
         return load_scenario(scenario_id)
     except ScenarioImportError as exc:
-        raise _InputError(str(exc)) from exc
+        hint = ""
+        if missing:
+            hint = (
+                f" (the schedule was recorded with its modules in {', '.join(missing)}, "
+                "which does not exist here: run from the project's directory)"
+            )
+        raise _InputError(f"{exc}{hint}") from exc
 
 
 def _check_recorded_modules(schedule: Schedule, args: argparse.Namespace) -> None:
-    """The modules the schedule records (unless overridden) must import: else exit 3."""
+    """The modules the schedule records (unless overridden) must import: else exit 2."""
     recorded = [
         *(schedule.patch if args.patch is None else ()),
         *(schedule.line_modules if args.line_module is None else ()),
@@ -107,7 +154,9 @@ def _check_recorded_modules(schedule: Schedule, args: argparse.Namespace) -> Non
         try:
             resolve_module(name)
         except LockstepError as exc:
-            raise _InputError(f"the schedule's recorded module {name!r}: {exc}") from exc
+            raise _InputError(
+                f"the schedule's recorded module {abbreviate(name)!r}: {abbreviate(str(exc), 300)}"
+            ) from exc
 
 
 def _print_failure(failure: Failure, out: TextIO) -> None:
@@ -118,7 +167,13 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     schedule = _load_schedule(args.schedule)
     scenario = _scenario_for(schedule, args.scenario)
     _check_recorded_modules(schedule, args)
-    result = replay(scenario, schedule, patch=args.patch, line_modules=args.line_module)
+    result = replay(
+        scenario,
+        schedule,
+        patch=args.patch,
+        line_modules=args.line_module,
+        stall_diagnosis=args.stall_diagnosis,
+    )
     if result.failure is not None:
         _print_failure(result.failure.with_replay_command(_same_command(args)), out)
         return EXIT_FAILURE
@@ -128,7 +183,10 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
 
 def _same_command(args: argparse.Namespace) -> str:
     """The command line that replays what this ``lockstep replay`` invocation replayed."""
-    parts = ["lockstep", "replay", args.schedule]
+    source = args.schedule
+    if not source.startswith("ls1:") and os.path.exists(source):
+        source = os.path.abspath(source)  # pasted from any directory, it still finds it
+    parts = ["lockstep", "replay", source]
     if args.scenario:
         parts += ["--scenario", args.scenario]
     for module in args.patch or ():
@@ -148,9 +206,12 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     print(f"patch:     {_names(schedule.patch)}", file=out)
+    if schedule.import_paths:
+        print(f"imports:   {_names(schedule.import_paths)}", file=out)
     if schedule.granularity == "line":
         print(f"lines of:  {_names(schedule.line_modules)}", file=out)
-    print(f"choices:   {len(schedule.choices)}: {choices_to_string(schedule.choices)}", file=out)
+    choices = choices_to_string(schedule.choices)
+    print(f"choices:   {len(schedule.choices)}: {abbreviate(choices, 400)}", file=out)
     try:
         scenario = _scenario_for(schedule, args.scenario)
         _check_recorded_modules(schedule, args)
@@ -167,7 +228,7 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         print("\noutcome: no failure", file=out)
     if args.html:
         _write_html(args.html, result, result.schedule.with_choices(schedule.choices))
-        print(f"HTML timeline written to {args.html}", file=out)
+        print(f"HTML timeline written to {os.path.abspath(args.html)}", file=out)
     return EXIT_OK
 
 
@@ -176,18 +237,13 @@ def _names(modules: tuple[str, ...]) -> str:
 
 
 def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
-    try:
-        html = importlib.import_module("lockstep._html")
-    except ImportError as exc:
-        raise _InputError(f"the HTML renderer (lockstep._html) is not available: {exc}") from exc
-    render = getattr(html, "render_html", None)
-    if render is None:
-        raise _InputError("lockstep._html has no render_html(rows, ...) yet")
+    from lockstep._html import render_html  # noqa: PLC0415 - only when asked for
+
     extra: list[tuple[str, str]] = []
     message: str | None = None
     failure = result.failure
     if failure is not None:
-        message = f"{failure.kind}: {failure.message}"
+        message = f"{failure.kind}: {abbreviate(failure.message, 4000)}"
         if failure.exception is not None and failure.kind in ("exception", "invariant"):
             extra.append(("Traceback", format_exception(failure.exception)))
         if failure.deadlock:
@@ -195,7 +251,7 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
         if failure.race is not None:
             extra.append(("Data race", failure.race.describe()))
     extra.append(("Replay", f"lockstep replay '{schedule.to_string()}'"))
-    text = render(
+    text = render_html(
         result.trace.to_rows(),
         title=f"lockstep: {schedule.scenario_id or 'schedule'}",
         thread_names=list(result.trace.thread_names),
@@ -203,7 +259,10 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
         failure_message=message,
         marked_steps=() if failure is None or failure.race is None else failure.race.steps,
     )
-    Path(path).write_text(str(text), encoding="utf-8")
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _InputError(f"cannot write {abbreviate(path)!r}: {exc.strerror or exc}") from exc
 
 
 def _explore(args: argparse.Namespace, out: TextIO) -> int:
@@ -231,16 +290,35 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
         line_modules=line_modules,
         races=not args.no_races,
         time_budget=args.time_budget,
+        stall_diagnosis=args.stall_diagnosis,
     )
     print(result.summary(), file=out)
+    for module in args.patch or ():
+        resolved = resolve_module(module)
+        filename = os.path.abspath(str(getattr(resolved, "__file__", "") or ""))
+        reached = sum(n for f, n in result.switch_points.items() if os.path.abspath(f) == filename)
+        if result.failure is None and filename and reached == 0:
+            print(
+                f"warning: 0 switch points in {resolved.__name__}: the executions never reached "
+                "a controlled primitive there, so it was not interleaved (does it use its own "
+                "threading names? is the code under test in another module?)",
+                file=out,
+            )
     if result.failure is None:
         return EXIT_OK
     failure = result.failure
     save_dir = Path(args.save_dir)
-    stem = args.scenario.replace(":", "-").replace(".", "_")
-    path = _save_unique(failure.schedule, save_dir, f"{stem}-{failure.kind}")
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in args.scenario)[:80]
+    path = _save_unique(failure.schedule, save_dir, f"{stem}-{failure.kind}").resolve()
+    html = path.with_suffix(".html")
+    _write_html(
+        str(html), ExecutionResult(failure.schedule, failure.trace, failure), failure.schedule
+    )
     # The file records the patch and line modules: the command needs no flags.
-    _print_failure(failure.with_replay_command(shlex.join(["lockstep", "replay", str(path)])), out)
+    text = str(failure.with_replay_command(shlex.join(["lockstep", "replay", str(path)])))
+    head, sep, tail = text.rpartition("\n\nReplay it with:")
+    saved = f"\n\nSchedule saved to {path}\nHTML timeline:     {html}"
+    print(head + saved + sep + tail if sep else text + saved, file=out)
     return EXIT_FAILURE
 
 
@@ -253,39 +331,43 @@ def _save_unique(schedule: Schedule, directory: Path, stem: str) -> Path:
                 return schedule.save(path)
             except FileExistsError:
                 continue
+            except OSError as exc:
+                raise _InputError(
+                    f"cannot save the schedule under --save-dir {abbreviate(str(directory))}: "
+                    f"{exc.strerror or exc}"
+                ) from exc
     raise _InputError(f"too many saved schedules named {stem!r} in {directory}")
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
-    loaded = discover_suites()
     options = SuiteOptions(
         budget=args.budget,
         seed=args.seed,
         strategy=args.strategy,
         jobs=args.jobs,
-        output_dir=Path(args.output_dir) if args.output_dir else None,
         target=args.target,
+        shard=args.shard,
+        quiet=args.quiet,
+        stall_diagnosis=args.stall_diagnosis,
     )
-    code = EXIT_OK
-    ran = 0
-    for entry in loaded:
-        if entry.suite is None:
-            print(f"cannot load suite {entry.name} ({entry.value}): {entry.error}", file=sys.stderr)
-            code = max(code, EXIT_INPUT)
-            continue
-        print(f"== suite {entry.name} ==", file=out)
-        out.flush()
-        suite_code = entry.suite.run(options)
-        ran += 1
-        print(f"== suite {entry.name}: exit {suite_code} ==", file=out)
-        code = max(code, suite_code)
-    if ran == 0:
-        print("no suites registered", file=out)
-    return code
+    try:
+        return run_check(
+            options,
+            output_dir=Path(args.output_dir),
+            junit_path=None if args.junit_xml is None else Path(args.junit_xml),
+            json_path=None if args.json is None else Path(args.json),
+            out=out,
+            err=sys.stderr,
+        )
+    except CheckUsageError as exc:
+        raise _InputError(str(exc)) from exc
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
     return value
@@ -302,19 +384,64 @@ def _positive_seconds(text: str) -> float:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
     return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return value
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's layout; wraps help at 100 columns."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+
+def _add_stall(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--stall-diagnosis",
+        type=_seconds,
+        default=DEFAULT_STALL_DIAGNOSIS,
+        metavar="SECONDS",
+        help="report a thread blocked in an uncontrolled primitive (a real lock of an "
+        "unpatched module) after this many seconds of evidence (default: %(default)s)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(
         prog="lockstep",
-        description="Deterministic scheduling for threaded Python code.",
+        description="Deterministic scheduling for threaded Python code: run code with one "
+        "thread at a time, explore and replay the interleavings, check suites.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"lockstep {LOCKSTEP_VERSION} (Python {sys.version.split()[0]})",
+        help="print the version and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -322,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
         default = (
             " (default: the modules the schedule records; given, the flags replace that list)"
             if recorded
-            else " (recorded in every saved schedule)"
+            else " (default: none; recorded in every saved schedule)"
         )
         p.add_argument(
             "--patch",
@@ -342,39 +469,71 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay = sub.add_parser(
         "replay",
         help="replay a schedule (file or ls1: string)",
+        description="Run a schedule's scenario once, following its recorded choices exactly; "
+        "exit 1 when the failure is reproduced.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     p_replay.add_argument("schedule", help="schedule JSON file or 'ls1:...' string")
-    p_replay.add_argument("--scenario", help="module:qualname (default: the schedule's)")
+    p_replay.add_argument(
+        "--scenario", help="module:qualname to run instead (default: the schedule's)"
+    )
     add_patch(p_replay, recorded=True)
+    _add_stall(p_replay)
     p_replay.set_defaults(handler=_replay)
 
     p_show = sub.add_parser(
         "show",
         help="print a schedule and its swimlanes",
+        description="Print a schedule's provenance and replay it to show its swimlanes.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     p_show.add_argument("schedule", help="schedule JSON file or 'ls1:...' string")
-    p_show.add_argument("--scenario", help="module:qualname (default: the schedule's)")
-    p_show.add_argument("--html", metavar="OUT", help="also write an HTML timeline to OUT")
+    p_show.add_argument(
+        "--scenario", help="module:qualname to run instead (default: the schedule's)"
+    )
+    p_show.add_argument(
+        "--html", metavar="OUT", help="also write an HTML timeline to OUT (default: none)"
+    )
     add_patch(p_show, recorded=True)
     p_show.set_defaults(handler=_show)
 
     p_explore = sub.add_parser(
         "explore",
         help="explore a scenario's schedules",
+        description="Run a zero-argument scenario under a search strategy until the budget "
+        "is spent or a failure is found; a failure is shrunk, saved and explained.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     p_explore.add_argument("scenario", help="module:qualname of a zero-argument callable")
-    p_explore.add_argument("--strategy", choices=STRATEGY_NAMES, default="random")
-    p_explore.add_argument("--budget", type=_positive, default=1000)
-    p_explore.add_argument("--seed", type=int, default=0)
-    p_explore.add_argument("--depth", type=_positive, help="PCT bug depth")
-    p_explore.add_argument("--preemption-bound", type=_non_negative, help="dfs/dpor bound")
-    p_explore.add_argument("--max-steps", type=_positive, default=10_000)
+    p_explore.add_argument(
+        "--strategy",
+        choices=STRATEGY_NAMES,
+        default="random",
+        help="search strategy (default: %(default)s)",
+    )
+    p_explore.add_argument(
+        "--budget", type=_positive, default=1000, help="executions at most (default: %(default)s)"
+    )
+    p_explore.add_argument(
+        "--seed", type=int, default=0, help="seed of random/pct (default: %(default)s)"
+    )
+    p_explore.add_argument(
+        "--depth", type=_positive, help="PCT bug depth (default: the strategy's, 3)"
+    )
+    p_explore.add_argument(
+        "--preemption-bound",
+        type=_non_negative,
+        help="dfs/dpor preemption bound (default: the strategy's)",
+    )
+    p_explore.add_argument(
+        "--max-steps",
+        type=_positive,
+        default=10_000,
+        help="steps per execution at most (default: %(default)s)",
+    )
     p_explore.add_argument(
         "--time-budget",
         type=_positive_seconds,
@@ -394,27 +553,75 @@ def build_parser() -> argparse.ArgumentParser:
     p_explore.add_argument(
         "--save-dir",
         default="lockstep-failures",
-        help="where a failing schedule is saved (default %(default)s)",
+        help="where a failing schedule and its HTML timeline are saved (default: %(default)s)",
     )
     add_patch(p_explore, recorded=False)
+    _add_stall(p_explore)
     p_explore.set_defaults(handler=_explore)
 
+    cpus = available_cpus()
     p_check = sub.add_parser(
         "check",
-        help="run the suites registered under lockstep.suites",
+        help="run the suites registered under lockstep.suites (a CI step)",
+        description="Run every suite registered under the lockstep.suites entry point group "
+        "(the model-manager suite: every scenario against the core and the known-bug "
+        "variants, or against your --target). Failures are explained, saved and replayable "
+        "from any directory.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
-    p_check.add_argument("--budget", type=_positive)
-    p_check.add_argument("--seed", type=int)
-    p_check.add_argument("--strategy", choices=STRATEGY_NAMES)
-    p_check.add_argument("--jobs", type=_positive, default=1)
-    p_check.add_argument("--output-dir", metavar="DIR")
     p_check.add_argument(
         "--target",
         metavar="MODULE:FACTORY",
-        help="the implementation to check (default: the suite's own)",
+        help="check your implementation: an adapter (or a factory of one) importable from the "
+        "current directory (default: the suite's own implementations)",
     )
+    p_check.add_argument(
+        "--budget",
+        type=_positive,
+        help="executions per strategy and cell (default: the suite's; modelmanager: 30)",
+    )
+    p_check.add_argument(
+        "--seed", type=int, help="seed of the random and pct strategies (default: 0)"
+    )
+    p_check.add_argument(
+        "--strategy",
+        choices=STRATEGY_NAMES,
+        help="run only this strategy (default: the suite's; modelmanager: pct, dpor, random)",
+    )
+    p_check.add_argument(
+        "--jobs",
+        type=_positive,
+        default=cpus,
+        help="parallel worker processes (default: the available CPUs, %(default)s here)",
+    )
+    p_check.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="run only shard K of N (1 <= K <= N): a deterministic, disjoint slice of the "
+        "cells; the N shards together are exactly the unsharded run (default: all)",
+    )
+    p_check.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        default="lockstep-report",
+        help="where failing schedules and HTML timelines go, in a run-... directory of their "
+        "own per run (default: %(default)s)",
+    )
+    p_check.add_argument(
+        "--junit-xml", metavar="FILE", help="write JUnit XML, one testcase per cell (default: none)"
+    )
+    p_check.add_argument(
+        "--json", metavar="FILE", help="write the table and every cell as JSON (default: none)"
+    )
+    p_check.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress and no table: only failures and the summary (default: off)",
+    )
+    _add_stall(p_check)
     p_check.set_defaults(handler=_check)
     return parser
 
@@ -434,8 +641,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         print(f"lockstep {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except LockstepError as exc:
-        print(f"lockstep {args.command}: error: {exc}", file=sys.stderr)
+        print(f"lockstep {args.command}: error: {abbreviate(str(exc), 500)}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"lockstep {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

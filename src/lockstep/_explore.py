@@ -31,7 +31,8 @@ from lockstep._execution import (
     scenario_id_of,
 )
 from lockstep._failure import Failure
-from lockstep._patching import patched
+from lockstep._imports import import_roots
+from lockstep._patching import patched, resolve_module
 from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
@@ -109,6 +110,7 @@ def explore(
     stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
     races: bool = True,
     time_budget: float | None = None,
+    import_modules: Iterable[ModuleRef] = (),
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
@@ -122,7 +124,10 @@ def explore(
     unpatched module) is diagnosed from evidence after ``stall_diagnosis`` seconds
     (None: off), anything else that stops reaching switch points after
     ``stall_timeout`` seconds; both end the execution with a "stall" failure naming the
-    thread and what to patch. ``granularity="line"`` adds a switch point at
+    thread and what to patch. Every schedule also records the import roots of the
+    scenario's, the patched and the ``import_modules`` modules that the environment
+    does not provide by itself (``Schedule.import_paths``), so its replay command works
+    from any directory. ``granularity="line"`` adds a switch point at
     every line of ``line_modules`` (such schedules follow the interpreter's line events
     and may not replay on another CPython version; "op" schedules do). Step-limit,
     divergence, nondeterminism and stall failures are not shrunk. ``backend`` names where the
@@ -182,6 +187,7 @@ def explore(
         patch=patch_names,
         line_modules=module_names(line_list),
         races=options.races,
+        import_paths=_import_paths(scenario, (*patch_modules, *line_list, *import_modules)),
     )
     start = _real_time.perf_counter()
     executions = 0
@@ -194,6 +200,7 @@ def explore(
     declared: dict[str, str] = {}
     failure: Failure | None = None
     shrink_runs = 0
+    switch_points: dict[str, int] = {}
     progress_display = _Progress(progress, budget)
     deadline = None if time_budget is None else _now() + float(time_budget)
     with _patch_context(patch_modules), open_backend(options.backend) as session:
@@ -211,6 +218,7 @@ def explore(
                 total_steps += run.step
                 max_threads = max(max_threads, len(run.threads))
                 max_steps_seen = max(max_steps_seen, run.step)
+                _count_switch_points(run, switch_points)
                 outcome = run.outcome()
                 try:
                     more = strategy.end_execution(outcome)
@@ -273,7 +281,24 @@ def explore(
         max_steps_seen=max_steps_seen,
         shrink_executions=shrink_runs,
         verdict=verdict,
+        switch_points=switch_points,
     )
+
+
+def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
+    """Add the steps of ``run`` to ``counts`` by the source file they were taken in."""
+    for step in run.steps:
+        filename = step.op.location.rpartition(":")[0] or step.op.location
+        counts[filename] = counts.get(filename, 0) + 1
+
+
+def _import_paths(scenario: Scenario, modules: Iterable[ModuleRef]) -> tuple[str, ...]:
+    names: list[ModuleRef] = []
+    scenario_module = getattr(scenario, "__module__", None)
+    if isinstance(scenario_module, str):
+        names.append(scenario_module)
+    names.extend(resolve_module(m) for m in modules)
+    return import_roots(names)
 
 
 def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:

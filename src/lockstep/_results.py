@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import attrs
@@ -174,7 +175,10 @@ class ExploreResult:
     shrunk ``failure`` (or None), wall-clock ``elapsed`` seconds,
     ``schedules_per_second``, total ``steps``; ``pct_bound``: PCT's guaranteed
     per-execution probability 1/(n*k^(d-1)) for the observed n threads and k steps
-    (None for other strategies); ``max_threads``/``max_steps_seen`` observed.
+    (None for other strategies); ``max_threads``/``max_steps_seen`` observed;
+    ``switch_points``: source file -> steps taken at switch points located in it, over
+    every execution (not shrinking): a module the scenario should exercise but that has
+    no entry was never interleaved (is it patched?).
     """
 
     executions: int
@@ -190,6 +194,7 @@ class ExploreResult:
     max_steps_seen: int = 0
     shrink_executions: int = 0
     verdict: Verdict = attrs.field(default=attrs.Factory(_derived_verdict, takes_self=True))
+    switch_points: Mapping[str, int] = attrs.field(factory=dict, eq=False)
 
     @property
     def ok(self) -> bool:

@@ -16,7 +16,11 @@ Two encodings:
 Both record, besides the choices, the modules lockstep must patch to replay the
 execution (``patch``: dotted names, in order) and, at line granularity, the modules
 traced line by line (``line_modules``), so ``lockstep replay FILE`` needs no flags.
-Files written before these fields existed load with both empty.
+``import_paths`` lists the directories the scenario's modules were imported from when
+the environment alone does not provide them (a project run from its own directory;
+see ``lockstep._imports``), so the replay works from any directory. Files written
+before these fields existed load with them empty; ``import_paths`` is written only
+when not empty.
 
 Inside both, the choices use a readable run-length form: tokens separated by ``.``,
 each ``<thread>`` (run) or ``<thread>t`` (timeout), optionally ``*<count>``; e.g.
@@ -153,6 +157,13 @@ def _validate_module_names(
         )
 
 
+def _validate_import_paths(instance: object, attribute: object, value: object) -> None:
+    if not isinstance(value, tuple) or not all(
+        isinstance(p, str) and p and os.path.isabs(p) for p in value
+    ):
+        raise InvalidArgument(f"import_paths must be a tuple of absolute paths, got {value!r}")
+
+
 def _validate_choices(instance: object, attribute: object, value: object) -> None:
     if not isinstance(value, tuple) or not all(isinstance(c, Choice) for c in value):
         raise InvalidArgument(f"choices must be a tuple of Choice, got {value!r}")
@@ -172,6 +183,8 @@ class Schedule:
     granularity; replay() and ``lockstep replay`` use them unless told otherwise.
     ``races`` says whether data races on watched state were reported when it was
     recorded (replay does the same, so it stops where the recording stopped).
+    ``import_paths``: absolute directories ``lockstep replay`` puts first on
+    ``sys.path`` to import them (empty when the environment provides them).
     Raises InvalidArgument for a field of the wrong shape.
     """
 
@@ -186,12 +199,13 @@ class Schedule:
     patch: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
     line_modules: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
     races: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    import_paths: tuple[str, ...] = attrs.field(default=(), validator=_validate_import_paths)
 
     # -- dict / JSON -------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (choices in the run-length string form; ``races`` only
-        when False, so files recorded with race reporting on look as before)."""
+        when False and ``import_paths`` only when not empty, so files look as before)."""
         data: dict[str, Any] = {
             "format_version": self.format_version,
             "lockstep_version": self.lockstep_version,
@@ -206,14 +220,16 @@ class Schedule:
         }
         if not self.races:
             data["races"] = False
+        if self.import_paths:
+            data["import_paths"] = list(self.import_paths)
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
         """Validate ``data`` field by field; raise ScheduleFormatError naming the bad field.
 
-        ``patch`` and ``line_modules`` are optional (absent: empty), and ``races``
-        (absent: true), so files written before they existed still load.
+        ``patch``, ``line_modules`` and ``import_paths`` are optional (absent: empty), and
+        ``races`` (absent: true), so files written before they existed still load.
         """
         if not isinstance(data, Mapping):
             raise ScheduleFormatError(
@@ -238,7 +254,7 @@ class Schedule:
             "granularity",
             "choices",
         }
-        optional = {"patch", "line_modules", "races"}
+        optional = {"patch", "line_modules", "races", "import_paths"}
         unknown = sorted(set(data) - expected - optional)
         if unknown:
             raise ScheduleFormatError(
@@ -264,6 +280,13 @@ class Schedule:
         races = data.get("races", True)
         if type(races) is not bool:
             raise ScheduleFormatError(f"races must be true or false, got {races!r}")
+        import_paths = data.get("import_paths", [])
+        if not isinstance(import_paths, list) or not all(
+            isinstance(p, str) and p and os.path.isabs(p) for p in import_paths
+        ):
+            raise ScheduleFormatError(
+                f"import_paths must be a list of absolute directory paths, got {import_paths!r}"
+            )
         return cls(
             choices=choices_from_string(data["choices"]),
             seed=seed,
@@ -276,6 +299,7 @@ class Schedule:
             patch=patch,
             line_modules=line_modules,
             races=races,
+            import_paths=tuple(import_paths),
         )
 
     def to_json(self) -> str:
@@ -343,6 +367,10 @@ class Schedule:
             patch=self.patch if patch is None else tuple(patch),
             line_modules=self.line_modules if line_modules is None else tuple(line_modules),
         )
+
+    def with_import_paths(self, paths: Iterable[str]) -> Schedule:
+        """A copy recording other import paths (absolute directories)."""
+        return attrs.evolve(self, import_paths=tuple(paths))
 
     def with_choices(self, choices: Iterable[Choice]) -> Schedule:
         """A copy with other choices (same provenance)."""

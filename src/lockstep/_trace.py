@@ -8,12 +8,14 @@ thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html`
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Collection, Hashable, Sequence
 from typing import Any
 
 import attrs
 
 from lockstep._schedule import Choice
+from lockstep._text import TEXT_WIDTH, abbreviate, wrap_lines
 
 __all__ = ["OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
 
@@ -140,14 +142,19 @@ class Trace:
         width: int | None = None,
         limit: int | None = 400,
         marked: Collection[int] = (),
+        max_width: int = TEXT_WIDTH,
     ) -> str:
         """Text swimlanes: one column per thread, one row per step.
 
         Each cell is the operation and its file:line; preemptions are marked with ``!``
         before the step number, and the steps in ``marked`` (a data race's two
         accesses) with ``<< RACE`` after the row. At most ``limit`` steps are shown
-        (the last ones) so a failure message stays readable. ``width`` fixes the column
-        width (default: fit the longest cell, at most 56 characters).
+        (the last ones) so a failure message stays readable. Lines are at most
+        ``max_width`` columns (plus a race mark): a cell that does not fit its column
+        continues on the next lines (nothing is cut off; a huge label is abbreviated),
+        and with too many threads for columns each step is one line ("step thread:
+        operation"). ``width`` fixes the column width instead (no wrapping, cells cut
+        with "…").
         """
         names = self.thread_names or tuple(
             f"T{i}" for i in range(1 + max((s.thread for s in self.steps), default=0))
@@ -159,25 +166,111 @@ class Trace:
             skipped = len(steps) - limit
             steps = steps[-limit:]
         cells_text = {step.index: _cell(step) for step in steps}
-        if width is None:
-            longest = max([len(h) for h in headers] + [len(c) for c in cells_text.values()])
-            width = min(longest, 56)
-        lines = ["  step | " + " | ".join(_fit(h, width) for h in headers)]
-        lines.append("-" * len(lines[0]))
-        if skipped:
-            lines.append(f"  ... {skipped} earlier steps omitted ...")
-        for step in steps:
-            cells = [" " * width] * len(names)
-            if step.thread < len(cells):
-                cells[step.thread] = _fit(cells_text[step.index], width)
-            mark = "!" if step.preemption else " "
-            race = "  << RACE" if step.index in marked else ""
-            lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells) + race)
-        lines.append("(! = preemption: the previous thread could have continued)")
-        return "\n".join(line.rstrip() for line in lines)
+        if width is not None:
+            return _fixed_lanes(headers, steps, cells_text, width, skipped, marked=marked)
+        longest = max([len(h) for h in headers] + [len(c) for c in cells_text.values()])
+        room = (max_width - _PREFIX - _SEPARATOR * (len(headers) - 1)) // max(len(headers), 1)
+        column = min(longest, 56, room)
+        if column < _MIN_COLUMN:
+            return _listed_lanes(headers, steps, cells_text, max_width, skipped, marked=marked)
+        return _wrapped_lanes(headers, steps, cells_text, column, skipped, marked=marked)
 
     def __str__(self) -> str:
         return self.swimlanes()
+
+
+_PREFIX = 9  # "!    12 | "
+_SEPARATOR = 3  # " | "
+_MIN_COLUMN = 14
+_LEGEND = "(! = preemption: the previous thread could have continued)"
+_RACE = "  << RACE"
+
+
+def _fixed_lanes(
+    headers: list[str],
+    steps: Sequence[StepRecord],
+    cells_text: dict[int, str],
+    width: int,
+    skipped: int,
+    *,
+    marked: Collection[int],
+) -> str:
+    lines = ["  step | " + " | ".join(_fit(h, width) for h in headers)]
+    lines.append("-" * len(lines[0]))
+    if skipped:
+        lines.append(f"  ... {skipped} earlier steps omitted ...")
+    for step in steps:
+        cells = [" " * width] * len(headers)
+        if step.thread < len(cells):
+            cells[step.thread] = _fit(cells_text[step.index], width)
+        mark = "!" if step.preemption else " "
+        race = _RACE if step.index in marked else ""
+        lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells) + race)
+    lines.append(_LEGEND)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _chunks(text: str, width: int) -> list[str]:
+    """``text`` in pieces of at most ``width`` (at spaces where possible), abbreviated."""
+    text = abbreviate(text, max(6 * width, 200))
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def _wrapped_lanes(
+    headers: list[str],
+    steps: Sequence[StepRecord],
+    cells_text: dict[int, str],
+    width: int,
+    skipped: int,
+    *,
+    marked: Collection[int],
+) -> str:
+    header_parts = [_chunks(h, width) for h in headers]
+    lines: list[str] = []
+    for row in range(max(len(p) for p in header_parts)):
+        label = "  step | " if row == 0 else "       | "
+        lines.append(
+            label + " | ".join((p[row] if row < len(p) else "").ljust(width) for p in header_parts)
+        )
+    rule = "-" * (_PREFIX + width * len(headers) + _SEPARATOR * (len(headers) - 1))
+    lines.append(rule)
+    if skipped:
+        lines.append(f"  ... {skipped} earlier steps omitted ...")
+    for step in steps:
+        pieces = _chunks(cells_text[step.index], width)
+        for row, piece in enumerate(pieces):
+            cells = [" " * width] * len(headers)
+            if step.thread < len(cells):
+                cells[step.thread] = piece.ljust(width)
+            mark = "!" if step.preemption and row == 0 else " "
+            number = f"{step.index:5d}" if row == 0 else "     "
+            race = _RACE if row == 0 and step.index in marked else ""
+            lines.append(f"{mark}{number} | " + " | ".join(cells) + race)
+    lines.append(_LEGEND)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _listed_lanes(
+    headers: list[str],
+    steps: Sequence[StepRecord],
+    cells_text: dict[int, str],
+    max_width: int,
+    skipped: int,
+    *,
+    marked: Collection[int],
+) -> str:
+    """Too many threads for columns: one line per step, thread named."""
+    lines = ["  step  thread: operation"]
+    if skipped:
+        lines.append(f"  ... {skipped} earlier steps omitted ...")
+    for step in steps:
+        mark = "!" if step.preemption else " "
+        who = headers[step.thread] if step.thread < len(headers) else str(step.thread)
+        race = _RACE if step.index in marked else ""
+        text = f"{mark}{step.index:5d}  {abbreviate(who, 40)}: {cells_text[step.index]}{race}"
+        lines.append(wrap_lines(abbreviate(text, 4 * max_width), max_width))
+    lines.append(_LEGEND)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _cell(step: StepRecord) -> str:

@@ -6,14 +6,20 @@ Fixture values are created once per test, not per execution.
 
 Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``seed``,
 ``patch`` (modules or dotted names), ``max_steps``, ``invariant``, ``shrink``,
-``granularity``, ``line_modules``, ``races``. Command-line options override the marker:
-``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``. A failing
-exploration saves its schedule under ``--lockstep-save-dir`` (default
-``./lockstep-failures``) and the failure message ends with the command that replays it:
-``pytest <nodeid> --lockstep-replay FILE`` (the schedule is replayed only by the
-test it was recorded from; other marked tests explore as usual). A replay patches the
-marker's ``patch`` modules when the marker names them, else the modules the schedule
-records (likewise ``line_modules``).
+``granularity``, ``line_modules``, ``races``, ``stall_diagnosis``. Command-line options
+override the marker: ``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``; a
+budget below 1 is a usage error (pytest exits 4 before running anything).
+
+A failing exploration saves its schedule and an HTML timeline under
+``--lockstep-save-dir`` (default ``./lockstep-failures``) and the failure explains
+itself: the message, the shrunk swimlanes, both paths and the command that replays it,
+``pytest --rootdir <rootdir> '<rootdir>/<nodeid>' --lockstep-replay <absolute file>``,
+which works pasted from any directory. ``--lockstep-replay FILE`` replays the schedule
+in the test it was recorded from (other marked tests explore as usual); a file
+recorded for a test that is not selected, or not by a pytest test at all, is a usage
+error naming the command to use. A replay patches the marker's ``patch`` modules when
+the marker names them, else the modules the schedule records (likewise
+``line_modules``).
 
 This module is registered as a ``pytest11`` entry point: it must always import cleanly
 and cheaply, so lockstep itself is imported only when a marked test runs.
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +37,7 @@ import pytest
 
 __all__ = [
     "pytest_addoption",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_pyfunc_call",
     "pytest_terminal_summary",
@@ -49,8 +57,10 @@ _MARKER_KEYS = frozenset(
         "granularity",
         "line_modules",
         "races",
+        "stall_diagnosis",
     }
 )
+_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,12 +102,57 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker (the project runs with --strict-markers)."""
+    """Register the marker (the project runs with --strict-markers); check the options."""
+    budget = config.getoption("--lockstep-budget")
+    if budget is not None and budget < 1:
+        raise pytest.UsageError(
+            f"--lockstep-budget must be at least 1 execution per marked test (got {budget})"
+        )
     config.addinivalue_line(
         "markers",
         "lockstep(budget=1000, strategy='random', seed=0, patch=(), max_steps=10000, "
         "invariant=None, shrink=True): run the test as a lockstep scenario under explore()",
     )
+
+
+def _replay_file_error(replay_file: str, nodeids: set[str]) -> str | None:
+    """Why ``--lockstep-replay replay_file`` cannot run here (None: it can)."""
+    import lockstep  # noqa: PLC0415 - keep the plugin import cheap
+    from lockstep.report import abbreviate  # noqa: PLC0415
+
+    try:
+        schedule = lockstep.Schedule.load(replay_file)
+    except (lockstep.LockstepError, OSError) as exc:
+        return f"--lockstep-replay {replay_file}: cannot load it: {abbreviate(str(exc), 300)}"
+    scenario_id = schedule.scenario_id
+    if scenario_id is None:
+        return None  # an anonymous schedule: every marked test may replay it
+    if not scenario_id.startswith("pytest:"):
+        return (
+            f"--lockstep-replay {replay_file} was recorded for the scenario "
+            f"{abbreviate(scenario_id)!r}, not by a pytest test: replay it with "
+            f"`lockstep replay {replay_file}`"
+        )
+    nodeid = scenario_id.removeprefix("pytest:")
+    if nodeid not in nodeids:
+        return (
+            f"--lockstep-replay {replay_file} was recorded for the test {abbreviate(nodeid)!r}, "
+            f"which is not among the selected tests: run `pytest '{abbreviate(nodeid, 300)}' "
+            f"--lockstep-replay {replay_file}`"
+        )
+    return None
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """A replay file must belong to a selected test: else stop with a usage error."""
+    replay_file = config.getoption("--lockstep-replay")
+    if not replay_file:
+        return
+    problem = _replay_file_error(replay_file, {item.nodeid for item in items})
+    if problem is not None:
+        pytest.exit(problem, returncode=_USAGE_ERROR)
 
 
 def _safe_name(nodeid: str) -> str:
@@ -115,6 +170,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     if marker is None:
         return None
     import lockstep  # noqa: PLC0415 - keep the plugin import cheap
+    from lockstep.report import abbreviate  # noqa: PLC0415
     from lockstep.strategies._registry import make_strategy  # noqa: PLC0415
 
     if marker.args:
@@ -139,21 +195,33 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     patch = tuple(kwargs["patch"]) if "patch" in kwargs else None
     line_modules = tuple(kwargs["line_modules"]) if "line_modules" in kwargs else None
     invariant = kwargs.get("invariant")
+    stall: dict[str, Any] = (
+        {"stall_diagnosis": kwargs["stall_diagnosis"]} if "stall_diagnosis" in kwargs else {}
+    )
+    # Absolute test path and rootdir: the command works from any directory, with the
+    # same node id (the rootdir decides it) as the one the schedule records.
+    runnable = shlex.join(["--rootdir", str(config.rootpath), f"{config.rootpath}/{nodeid}"])
     try:
         replay_file = config.getoption("--lockstep-replay")
         schedule = lockstep.Schedule.load(replay_file) if replay_file else None
         if schedule is not None and schedule.scenario_id in (None, f"pytest:{nodeid}"):
             result = lockstep.replay(
-                scenario, schedule, patch=patch, line_modules=line_modules, invariant=invariant
+                scenario,
+                schedule,
+                patch=patch,
+                line_modules=line_modules,
+                invariant=invariant,
+                **stall,
             )
             if result.failure is not None:
                 reproduced = result.failure.with_replay_command(
-                    f"pytest '{nodeid}' --lockstep-replay {replay_file}"
+                    f"pytest {runnable} --lockstep-replay {Path(replay_file).resolve()}"
                 )
                 _fail(str(reproduced))
             return True
 
-        budget = config.getoption("--lockstep-budget") or kwargs.get("budget", 1000)
+        budget_option = config.getoption("--lockstep-budget")
+        budget = budget_option if budget_option is not None else kwargs.get("budget", 1000)
         seed_option = config.getoption("--lockstep-seed")
         seed = seed_option if seed_option is not None else kwargs.get("seed", 0)
         strategy: Any = config.getoption("--lockstep-strategy") or kwargs.get("strategy", "random")
@@ -172,9 +240,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
             invariant=invariant,
             progress=False,
             races=kwargs.get("races", True),
+            **stall,
         )
     except (lockstep.LockstepError, OSError) as exc:
-        _fail(f"lockstep could not run {nodeid}: {exc}")
+        _fail(f"lockstep could not run {nodeid}: {abbreviate(str(exc), 500)}")
         raise  # unreachable: pytest.fail raises
     failure = result_explore.failure
     pyfuncitem.user_properties.append(("lockstep verdict", result_explore.verdict.describe()))
@@ -183,10 +252,32 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
         return True
     save_dir = Path(config.getoption("--lockstep-save-dir"))
     stem = f"{_safe_name(nodeid)}-{failure.kind}"
-    path = _save_unique(failure.schedule, save_dir, stem)
-    failure = failure.with_replay_command(f"pytest '{nodeid}' --lockstep-replay {path}")
-    _fail(f"{failure}\n\nSchedule saved to {path} ({result_explore.summary()})")
+    path = _save_unique(failure.schedule, save_dir, stem).resolve()
+    failure = failure.with_replay_command(f"pytest {runnable} --lockstep-replay {path}")
+    html = _save_html(failure, path.with_suffix(".html"), title=nodeid)
+    text = str(failure)
+    head, sep, tail = text.rpartition("\n\nReplay it with:")
+    saved = f"\n\nSchedule saved to {path}\nHTML timeline:     {html}\n({result_explore.summary()})"
+    _fail(head + saved + sep + tail if sep else text + saved)
     return True
+
+
+def _save_html(failure: Any, path: Path, *, title: str) -> Path:
+    """The failure's self-contained HTML timeline next to its schedule."""
+    from lockstep.report import abbreviate, render_html  # noqa: PLC0415
+
+    path.write_text(
+        render_html(
+            failure.trace.to_rows(),
+            title=f"lockstep: {title}",
+            thread_names=list(failure.trace.thread_names),
+            failure_message=abbreviate(f"{failure.kind}: {failure.message}", 4000),
+            extra_sections=[("Reproduce", failure.replay_command or "")],
+            marked_steps=() if failure.race is None else failure.race.steps,
+        ),
+        encoding="utf-8",
+    )
+    return path
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

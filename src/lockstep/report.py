@@ -6,12 +6,14 @@ step: thread, operation, location, preemption) and, for a deadlock, a table of
 sides). ``Trace.swimlanes()`` renders text swimlanes;
 :func:`render_html` writes a self-contained HTML timeline of a failure, optionally with
 extra :class:`HtmlSection` parts such as a linearizability :func:`history_fragment`
-(:func:`render_history_html` renders a history alone).
+(:func:`render_history_html` renders a history alone). :func:`abbreviate` shortens
+a long value for a message (head and tail around the count left out).
 """
 
 from lockstep._failure import FAILURE_KINDS, BlockedThread, FailureKind
 from lockstep._html import HtmlSection, history_fragment, render_history_html, render_html
 from lockstep._memory._report import DataRace, RaceAccess
+from lockstep._text import abbreviate
 from lockstep._trace import StepRecord, Trace
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "RaceAccess",
     "StepRecord",
     "Trace",
+    "abbreviate",
     "history_fragment",
     "render_history_html",
     "render_html",

@@ -7,20 +7,149 @@ A project registers a suite under the entry-point group ``lockstep.suites``::
 
 The entry point names an object with ``run(options) -> int`` (a class is instantiated
 first). ``lockstep`` itself imports nothing from any suite's package.
+
+What ``lockstep check`` gives a suite (:class:`SuiteOptions`) and what it expects back:
+
+* an exit code (``EXIT_OK`` 0: every case passed; ``EXIT_FAILURE`` 1: a case failed or
+  errored; ``EXIT_USAGE`` 2: the suite could not run what it was asked to;
+  ``EXIT_INTERRUPTED`` 130: interrupted, with what was finished reported);
+* one :class:`CaseResult` per case, handed to ``options.reporter`` as soon as the case
+  is finished (``start`` first, with the number of cases): ``lockstep check`` turns
+  them into its progress display, ``--junit-xml`` and ``--json``;
+* only the cases of ``options.shard`` when one is given (:meth:`Shard.select` over the
+  suite's deterministic case list), so CI jobs can split a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-__all__ = ["ENTRY_POINT_GROUP", "LoadedSuite", "Suite", "SuiteOptions", "discover_suites"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CaseResult",
+    "LoadedSuite",
+    "Reporter",
+    "Shard",
+    "Suite",
+    "SuiteOptions",
+    "discover_suites",
+]
 
-ENTRY_POINT_GROUP = "lockstep.suites"
+ENTRY_POINT_GROUP: Final = "lockstep.suites"
+
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+_T = TypeVar("_T")
+_SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+_OUTCOMES: Final = ("passed", "failed", "error", "skipped")
+
+
+@attrs.frozen
+class Shard:
+    """Shard ``index`` of ``total`` (1-based): a deterministic slice of a case list.
+
+    Case ``i`` (0-based position in the suite's deterministic list) belongs to shard
+    ``i % total + 1``: the shards are disjoint, their union is the whole list, and
+    neighbouring cases (often of similar cost) are spread over the shards.
+    """
+
+    index: int
+    total: int
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("index", "total"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"shard {name} must be an int >= 1 (got {value!r})")
+        if self.index > self.total:
+            raise ValueError(f"shard {self.index}/{self.total}: K must be between 1 and N")
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"`` with 1 <= K <= N; raises ValueError saying what is expected."""
+        match = _SHARD.fullmatch(text.strip()) if isinstance(text, str) else None
+        if match is None:
+            raise ValueError(f"a shard looks like K/N, e.g. 1/4 (got {str(text)[:40]!r})")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def owns(self, position: int) -> bool:
+        """Whether the case at 0-based ``position`` belongs to this shard."""
+        return position % self.total == self.index - 1
+
+    def select(self, items: Sequence[_T]) -> list[_T]:
+        """The items of this shard, in their order."""
+        return [item for position, item in enumerate(items) if self.owns(position)]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
+
+
+def _outcome(instance: object, attribute: object, value: object) -> None:
+    if value not in _OUTCOMES:
+        raise ValueError(f"outcome must be one of {_OUTCOMES} (got {value!r})")
+
+
+@attrs.frozen
+class CaseResult:
+    """One finished case of a suite (one testcase in ``--junit-xml``, one row in ``--json``).
+
+    ``id``: unique within the suite; ``group``: what it belongs to (the JUnit
+    classname); ``name``: the case's short name; ``outcome``: passed, failed, error or
+    skipped; ``verdict``: the suite's own word for it (e.g. CAUGHT, which passes);
+    ``summary``: one line saying what happened; ``details``: the full explanation of a
+    failure or error (message, swimlanes, paths, replay command); ``replay``: the
+    command that reproduces it; ``artifacts``: files written for it; ``executions``,
+    ``elapsed`` seconds; ``fields``: the suite's own JSON-ready row.
+    """
+
+    id: str
+    group: str
+    name: str
+    outcome: Outcome = attrs.field(validator=_outcome)
+    verdict: str = ""
+    summary: str = ""
+    details: str = ""
+    replay: str | None = None
+    artifacts: tuple[str, ...] = ()
+    executions: int = 0
+    elapsed: float = 0.0
+    fields: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class Reporter(Protocol):
+    """Receives a suite's progress (``lockstep check`` provides one; calls are serial)."""
+
+    def start(self, suite: str, total: int) -> None:
+        """``suite`` is about to run ``total`` cases (after sharding)."""
+        ...
+
+    def case(self, suite: str, result: CaseResult) -> None:
+        """A case of ``suite`` finished."""
+        ...
+
+
+class _NoReporter:
+    def start(self, suite: str, total: int) -> None:
+        """Ignore."""
+
+    def case(self, suite: str, result: CaseResult) -> None:
+        """Ignore."""
 
 
 @attrs.frozen
@@ -28,9 +157,13 @@ class SuiteOptions:
     """Options ``lockstep check`` passes to every suite (None: the suite's default).
 
     ``budget``: executions per scenario; ``seed``; ``strategy``: a strategy name;
-    ``jobs``: parallel worker processes; ``output_dir``: where to save failing
-    schedules and reports; ``target``: "module:factory" naming an implementation to
-    check instead of the suite's default one.
+    ``jobs``: parallel worker processes; ``output_dir``: the directory of *this run*
+    where failing schedules and reports go (``lockstep check`` gives every run its own,
+    so reports of earlier runs never mix in); ``target``: "module:factory" naming an
+    implementation to check instead of the suite's default one; ``shard``: run only
+    this shard of the cases; ``quiet``: print only failures and the summary;
+    ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
+    reported (see ``lockstep.explore``); ``reporter``: where finished cases go.
     """
 
     budget: int | None = None
@@ -39,14 +172,18 @@ class SuiteOptions:
     jobs: int = 1
     output_dir: Path | None = None
     target: str | None = None
+    shard: Shard | None = None
+    quiet: bool = False
+    stall_diagnosis: float | None = None
+    reporter: Reporter = attrs.field(factory=_NoReporter, eq=False)
 
 
 @runtime_checkable
 class Suite(Protocol):
-    """A check suite: ``run`` returns a process exit code (0 = every check passed)."""
+    """A check suite: ``run`` returns a process exit code (see the module docstring)."""
 
     def run(self, options: SuiteOptions) -> int:
-        """Run every check with ``options``; print progress and failures; return 0 or not."""
+        """Run every check with ``options``; print progress and failures; return the code."""
         ...
 
 

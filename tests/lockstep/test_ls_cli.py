@@ -14,6 +14,7 @@ import attrs
 
 import lockstep
 from lockstep import Schedule
+from lockstep import _check as check_module
 from lockstep import _cli as cli
 from lockstep.strategies import Choice
 from lockstep.suites import LoadedSuite, SuiteOptions
@@ -94,8 +95,8 @@ def test_show_html_writes_a_timeline(tmp_path):
     assert "Blocked threads" not in html
 
 
-def test_bad_inputs_exit_3(tmp_path, capsys):
-    """Unreadable, malformed, future-version schedules and bad scenarios exit 3."""
+def test_bad_inputs_exit_2(tmp_path, capsys):
+    """Unreadable, malformed, future-version schedules and bad scenarios: one line, exit 2."""
     assert run_cli("replay", str(tmp_path / "missing.json"))[0] == cli.EXIT_INPUT
     future = tmp_path / "future.json"
     data = Schedule(choices=(Choice(0),), scenario_id="x:y").to_dict()
@@ -141,7 +142,7 @@ def test_check_runs_registered_suites(monkeypatch, tmp_path):
     """check passes the options to every suite and returns the worst exit code."""
     good, bad = _RecordingSuite(0), _RecordingSuite(1)
     monkeypatch.setattr(
-        cli,
+        check_module,
         "discover_suites",
         lambda: [LoadedSuite("a", "m:A", good, None), LoadedSuite("b", "m:B", bad, None)],
     )
@@ -162,21 +163,28 @@ def test_check_runs_registered_suites(monkeypatch, tmp_path):
     )
     assert code == 1
     assert "== suite a ==" in text
-    assert good.seen == [
-        SuiteOptions(
-            budget=7, seed=3, strategy="pct", jobs=2, output_dir=tmp_path, target="pkg:factory"
-        )
-    ]
-
-
-def test_check_without_suites(monkeypatch, capsys):
-    """No loadable suite: "no suites registered"; a broken one is reported, exit 3."""
-    monkeypatch.setattr(cli, "discover_suites", list)
-    assert run_cli("check") == (0, "no suites registered\n")
-    monkeypatch.setattr(
-        cli, "discover_suites", lambda: [LoadedSuite("x", "m:X", None, "ImportError: nope")]
+    (seen,) = good.seen
+    assert seen.output_dir.parent == tmp_path.resolve()  # this run's own directory
+    assert seen.output_dir.name.startswith("run-")
+    assert attrs.evolve(seen, output_dir=None) == SuiteOptions(
+        budget=7, seed=3, strategy="pct", jobs=2, target="pkg:factory", stall_diagnosis=2.0
     )
-    code, text = run_cli("check")
+
+
+def test_check_without_suites(monkeypatch, capsys, tmp_path):
+    """No loadable suite: "no suites registered"; a broken one is reported, exit 2."""
+    monkeypatch.setattr(check_module, "discover_suites", list)
+    out = str(tmp_path / "out")
+    assert run_cli("check", "--output-dir", out) == (
+        0,
+        "no suites registered (entry point group lockstep.suites)\n",
+    )
+    monkeypatch.setattr(
+        check_module,
+        "discover_suites",
+        lambda: [LoadedSuite("x", "m:X", None, "ImportError: nope")],
+    )
+    code, text = run_cli("check", "--output-dir", out)
     assert code == cli.EXIT_INPUT
     assert "no suites registered" in text
     assert "cannot load suite x (m:X): ImportError: nope" in capsys.readouterr().err
@@ -200,7 +208,8 @@ def test_module_entry_point_help_documents_exit_codes():
     )
     assert proc.returncode == 0
     assert "exit codes:" in proc.stdout
-    assert "could not load the input" in proc.stdout
+    assert "could not be loaded" in proc.stdout
+    assert "130  interrupted" in proc.stdout
 
 
 def _run_command(command: str) -> subprocess.CompletedProcess[str]:

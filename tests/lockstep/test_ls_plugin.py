@@ -200,3 +200,64 @@ def test_replay_patches_what_the_schedule_records(pytester):
     text = replayed.stdout.str()
     assert "patched lost update: 1" in text
     assert "divergence" not in text
+
+
+def test_budget_zero_is_a_usage_error(project):
+    """--lockstep-budget 0 is refused before anything runs (it used to be ignored)."""
+    result = project.runpytest("-p", "no:cacheprovider", "--lockstep-budget", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--lockstep-budget must be at least 1" in result.stderr.str()
+
+
+def test_a_replay_file_of_another_test_is_a_clear_error(project):
+    """A schedule recorded for a test that is not selected (or not by pytest at all)
+    stops the run with a usage error naming the right command."""
+    import lockstep
+
+    project.runpytest("-p", "no:cacheprovider")
+    saved = next((project.path / "lockstep-failures").glob("*.json"))
+    result = project.runpytest(
+        "-p", "no:cacheprovider", "test_sample.py::test_correct", "--lockstep-replay", str(saved)
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "was recorded for the test 'test_sample.py::test_lost_update'" in text
+    assert "not among the selected tests" in text
+    result.assert_outcomes()  # nothing ran
+    foreign = lockstep.Schedule(choices=(), scenario_id="mymod:scenario")
+    path = foreign.save(project.path / "foreign.json")
+    result = project.runpytest("-p", "no:cacheprovider", "--lockstep-replay", str(path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "not by a pytest test: replay it with `lockstep replay" in text
+
+
+def test_the_printed_replay_command_works_from_another_directory(project, tmp_path_factory):
+    """The failure names the schedule and HTML files and a pytest command that
+    reproduces it when pasted from any directory."""
+    import shlex
+    import subprocess
+    import sys
+
+    result = project.runpytest("-p", "no:cacheprovider")
+    text = result.stdout.str()
+    html = next(line for line in text.splitlines() if "HTML timeline:" in line).split()[-1]
+    assert html.endswith(".html")
+    from pathlib import Path
+
+    assert "lost update" in Path(html).read_text(encoding="utf-8")
+    command = next(line for line in text.splitlines() if "--lockstep-replay" in line).strip()
+    argv = shlex.split(command)
+    assert argv[0] == "pytest"
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    replayed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "lost update: 1" in replayed.stdout
+    assert "1 failed" in replayed.stdout
