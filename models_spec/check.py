@@ -12,21 +12,32 @@ failing implementation: a failure is data).
   (`LenientReplay`: a choice the implementation does not offer
   is skipped, the rest runs non-preemptively), for replaying a variant's
   schedule on an implementation whose choice points differ, e.g. the core.
+
+Every outcome counts the switch points its executions reached *inside the
+code under test* (`CheckOutcome.switch_points`: steps located outside
+lockstep and outside this package's harness modules, `harness_files`): zero
+means the implementation was never interleaved (its locks are real ones of
+a module the adapter's ``patch_modules()`` does not name), which the suite
+reports as an error, never as a pass.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 import attrs
 
 import lockstep
 from lockstep.strategies import default_choice
-from models_spec.adapter import ManagerAdapter
+from models_spec.adapter import ManagerAdapter, loaded_from
 from models_spec.replayable import implementation_token, replay_name
 from models_spec.scenarios import Scenario, i15_skips
 
@@ -35,9 +46,12 @@ __all__ = [
     "DPOR_PREEMPTION_BOUND",
     "CheckOutcome",
     "LenientReplay",
+    "code_switch_points",
     "explore_scenario",
     "failure_label",
     "follow_scenario",
+    "harness_files",
+    "module_label",
     "replay_scenario",
     "scenario_id_for",
 ]
@@ -86,6 +100,53 @@ class LenientReplay:
         return False
 
 
+@cache
+def harness_files() -> frozenset[str]:
+    """The files of the harness: the modules directly in the ``models_spec`` package.
+
+    Steps located there (fake models' checkpoints, the driver's threads) are the
+    harness interleaving itself; everything else (the implementation, a known-bug
+    variant in ``models_spec/bugs``, a target in ``models_spec/targets``) is code
+    under test.
+    """
+    directory = os.path.dirname(os.path.abspath(__file__))
+    return frozenset(
+        os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".py")
+    )
+
+
+def code_switch_points(counts: Mapping[str, int]) -> int:
+    """Steps of ``counts`` (file -> steps, `lockstep.ExploreResult.switch_points`) in code
+    under test: outside lockstep (never attributed to it) and outside `harness_files`."""
+    harness = harness_files()
+    return sum(n for f, n in counts.items() if os.path.abspath(f) not in harness)
+
+
+def _trace_counts(trace: lockstep.report.Trace) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for step in trace.steps:
+        filename = step.location.rpartition(":")[0] or step.location
+        counts[filename] = counts.get(filename, 0) + 1
+    return counts
+
+
+def module_label(adapter: ManagerAdapter) -> str:
+    """What to call the code under test in messages: the modules it patches, or its own."""
+    names = [m.__name__ for m in adapter.patch_modules() if isinstance(m, ModuleType)]
+    return ", ".join(names) if names else type(adapter).__module__
+
+
+def _import_modules(adapter: ManagerAdapter) -> list[ModuleType]:
+    """Modules whose import roots a schedule must record: the target's and the adapter's."""
+    found: list[ModuleType] = []
+    target = loaded_from(adapter)
+    for name in (target.partition(":")[0] if target else None, type(adapter).__module__):
+        module = sys.modules.get(name) if name else None
+        if module is not None and module not in found:
+            found.append(module)
+    return found
+
+
 def scenario_id_for(scenario: Scenario, adapter: ManagerAdapter) -> str:
     """The id recorded in schedules, resolvable by ``lockstep replay``.
 
@@ -116,7 +177,9 @@ class CheckOutcome:
     "replay", "follow"); `skipped` a reason when the adapter lacks a
     needed capability; `i15_skipped` the sorted (reason, executions) pairs
     of executions in which I15 was not judged (`scenarios.i15_skips`);
-    `verdict` what a search established (`lockstep.Verdict`; None for a replay).
+    `verdict` what a search established (`lockstep.Verdict`; None for a replay);
+    `switch_points` the steps its executions took inside the code under test
+    (see the module docstring; None when nothing ran).
     """
 
     scenario: str
@@ -129,6 +192,7 @@ class CheckOutcome:
     skipped: str | None = None
     i15_skipped: tuple[tuple[str, int], ...] = attrs.field(default=(), eq=False)
     verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
+    switch_points: int | None = attrs.field(default=None, eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -198,8 +262,13 @@ def explore_scenario(
     seed: int = 0,
     shrink: bool = True,
     max_steps: int = DEFAULT_MAX_STEPS,
+    stall_diagnosis: float | None = None,
 ) -> CheckOutcome:
-    """Explore `scenario` on `adapter` with the named strategy, up to `budget` executions."""
+    """Explore `scenario` on `adapter` with the named strategy, up to `budget` executions.
+
+    ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
+    reported (None: lockstep's default).
+    """
     skipped = _skip(scenario, adapter, strategy)
     if skipped is not None:
         return skipped
@@ -220,6 +289,8 @@ def explore_scenario(
             scenario_id=scenario_id_for(scenario, adapter),
             shrink=shrink,
             progress=False,
+            import_modules=_import_modules(adapter),
+            **_stall_options(stall_diagnosis),
         )
     return CheckOutcome(
         scenario.id,
@@ -231,7 +302,12 @@ def explore_scenario(
         result.exhausted,
         i15_skipped=_skips_since(before),
         verdict=result.verdict,
+        switch_points=code_switch_points(result.switch_points),
     )
+
+
+def _stall_options(stall_diagnosis: float | None) -> dict[str, Any]:
+    return {} if stall_diagnosis is None else {"stall_diagnosis": stall_diagnosis}
 
 
 def replay_scenario(
@@ -253,6 +329,7 @@ def replay_scenario(
         1,
         time.perf_counter() - start,
         i15_skipped=_skips_since(before),
+        switch_points=code_switch_points(_trace_counts(result.trace)),
     )
 
 
@@ -274,6 +351,7 @@ def follow_scenario(
             scenario_id=scenario_id_for(scenario, adapter),
             shrink=False,
             progress=False,
+            import_modules=_import_modules(adapter),
         )
     return CheckOutcome(
         scenario.id,
@@ -283,4 +361,5 @@ def follow_scenario(
         result.executions,
         result.elapsed,
         i15_skipped=_skips_since(before),
+        switch_points=code_switch_points(result.switch_points),
     )

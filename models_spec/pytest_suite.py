@@ -25,17 +25,32 @@ Then ``python3 -m pytest tests/test_conformance.py`` runs
 ``test_conformance[B1-remove-add-generation-split]``, ...,
 ``test_conformance[random-3]``.  ``scenarios=`` narrows the ids and
 ``strategies=`` the strategies ("pct", "dpor", "random", "dfs").
-Deterministic: seeded strategies, fresh state per execution.
+Deterministic: seeded strategies, fresh state per execution, so the verdicts
+are the same under ``pytest -n auto`` (pytest-xdist) or split across machines
+(``docs/ci.md``).
+
+Before any search the adapter is validated once (`models_spec.validate`: one
+sequential add/remove); a violation fails every test naming the missing piece.
+A test whose executions reached no switch point inside the code under test
+fails ("0 switch points in mymgr: is it in patch_modules()?"), as does a
+thread stuck in an uncontrolled primitive (a stall). A failure saves its
+schedule and HTML timeline under ``--lockstep-save-dir`` and explains itself
+(`models_spec.report`): the invariant and message, the shrunk swimlanes, the
+paths and a ``lockstep replay`` command that works from any directory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from lockstep.suites import Shard
 from models_spec.adapter import AdapterError, ManagerAdapter, load_adapter
-from models_spec.check import explore_scenario
+from models_spec.check import explore_scenario, module_label
+from models_spec.report import explain_failure, safe_stem, write_artifacts
 from models_spec.scenarios import default_scenarios, get_scenario
+from models_spec.validate import validate_adapter
 
 __all__ = ["conformance_tests", "resolve_adapter"]
 
@@ -64,11 +79,15 @@ def conformance_tests(
     strategies: Sequence[str] = ("pct", "dpor"),
     budget: int = 40,
     seed: int = 0,
-) -> Callable[[str], None]:
+    shard: str | Shard | None = None,
+) -> Callable[..., None]:
     """A pytest test function parametrized over `scenarios` (default: all).
 
+    ``shard`` ("K/N" or a `lockstep.suites.Shard`, e.g. from an environment
+    variable of a CI matrix job) keeps only that shard of the scenarios: the N
+    shards are disjoint and together are all of them (``docs/ci.md``).
     Raises `ScenarioError` at definition time for an unknown scenario id and
-    `ValueError` for an empty strategy list or a budget below 1.  The adapter
+    `ValueError` for an empty strategy list, a budget below 1 or a bad shard.  The adapter
     is resolved lazily, in each test, so a broken adapter fails the tests
     with its `AdapterError` instead of breaking collection.
     """
@@ -81,25 +100,69 @@ def conformance_tests(
         raise ValueError("strategies must name at least one lockstep strategy")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget must be an int >= 1 (got {budget!r})")
+    if shard is not None:
+        ids = (Shard.parse(shard) if isinstance(shard, str) else shard).select(ids)
     chosen = tuple(strategies)
+    validated: dict[int, str | None] = {}
 
     @pytest.mark.parametrize("scenario_id", ids)
-    def test_scenario(scenario_id: str) -> None:
+    def test_scenario(scenario_id: str, request: pytest.FixtureRequest) -> None:
         implementation = resolve_adapter(adapter)
+        key = id(implementation)
+        if key not in validated:
+            try:
+                validate_adapter(implementation)
+                validated[key] = None
+            except AdapterError as error:
+                validated[key] = str(error)
+        if validated[key] is not None:
+            pytest.fail(str(validated[key]), pytrace=False)
         scenario = get_scenario(scenario_id)
         if not scenario.supported_by(implementation):
             missing = sorted(scenario.all_needs - frozenset(implementation.capabilities))
             pytest.skip(f"{implementation.name} lacks capabilities {missing}")
+        reached = 0
         for strategy in chosen:
             outcome = explore_scenario(
                 scenario, implementation, strategy=strategy, budget=budget, seed=seed
             )
+            reached += outcome.switch_points or 0
             if outcome.failure is not None:
+                save_dir = Path(_save_dir(request)).resolve()
+                saved = write_artifacts(
+                    save_dir,
+                    safe_stem(scenario_id, implementation.name, strategy),
+                    outcome.failure,
+                    title=f"{scenario_id} on {implementation.name} ({strategy})",
+                )
+                verb = "stalled under" if outcome.kind == "stall" else "found by"
                 pytest.fail(
-                    f"{scenario_id} failed on {implementation.name} under {strategy} "
-                    f"({outcome.label}):\n{outcome.failure}",
+                    explain_failure(
+                        outcome.failure,
+                        heading=(
+                            f"{scenario_id} on {implementation.name}: {verb} {strategy} "
+                            f"at execution {outcome.executions}"
+                        ),
+                        artifacts=saved,
+                    ),
                     pytrace=False,
                 )
+        if reached == 0:
+            pytest.fail(
+                f"0 switch points in {module_label(implementation)}: is it in "
+                f"patch_modules()? {scenario_id} never reached a controlled primitive inside "
+                "the code under test, so none of its interleavings was explored",
+                pytrace=False,
+            )
 
     test_scenario.__doc__ = "One models_spec scenario explored under lockstep (conformance)."
     return test_scenario
+
+
+def _save_dir(request: Any) -> str:
+    """The lockstep plugin's ``--lockstep-save-dir`` (its default without the plugin)."""
+    try:
+        value = request.config.getoption("--lockstep-save-dir")
+    except ValueError:  # the lockstep plugin is not loaded
+        value = None
+    return str(value or "lockstep-failures")

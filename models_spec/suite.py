@@ -39,18 +39,18 @@ strategies, fresh state per execution), so the table is the same as with
 
 from __future__ import annotations
 
-import concurrent.futures
 import multiprocessing
+import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
 import attrs
 
 import lockstep
-from lockstep.report import HtmlSection, history_fragment, render_html
+from lockstep.report import abbreviate
 from lockstep.suites import SuiteOptions
 from models_spec.adapter import (
     AdapterError,
@@ -66,10 +66,22 @@ from models_spec.check import (
     CheckOutcome,
     explore_scenario,
     follow_scenario,
+    module_label,
     replay_scenario,
 )
 from models_spec.corpus import load_corpus
+from models_spec.report import (
+    RunSummary,
+    case_result,
+    explain_failure,
+    failure_line,
+    failure_reports,
+    safe_stem,
+    wrap_text,
+    write_artifacts,
+)
 from models_spec.scenarios import Scenario, default_scenarios, get_scenario
+from models_spec.validate import validate_adapter
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -94,7 +106,9 @@ VARIANT_BUDGET_FACTOR: Final = 12
 SEARCH_STRATEGIES: Final = ("pct", "dpor", "random")
 DEFAULT_OUTPUT_DIR: Final = Path("lockstep-report")
 CORE_DEPTHS: Final = (0, 1, 2, 3)
-EXIT_OK, EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_INPUT = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_INPUT = 0, 1, 2, 2
+EXIT_INTERRUPTED: Final = 130
+BAD_VERDICTS: Final = frozenset({"CORE-FAIL", "FAIL", "ESCAPED", "ERROR"})
 
 
 @attrs.frozen
@@ -111,6 +125,7 @@ class Job:
     output_dir: str | None
     target: str | None = None
     catalogue: str = DEFAULT_PACKAGE  # the bug package variants and named scenarios come from
+    stall_diagnosis: float | None = None  # None: lockstep's default
 
 
 @attrs.frozen
@@ -126,6 +141,11 @@ class ModeResult:
     artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
     # (reason, executions) where I15 could not be judged; never counted as passed.
     i15_skipped: tuple[tuple[str, int], ...] = ()
+    # One line saying what broke, and the full explanation (models_spec.report).
+    message: str = attrs.field(default="", eq=False)
+    explanation: str = attrs.field(default="", eq=False)
+    # Steps its executions took inside the code under test (None: nothing ran).
+    switch_points: int | None = attrs.field(default=None, eq=False)
     # What a search established (lockstep.Verdict; None for replay/follow).
     verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
 
@@ -143,11 +163,16 @@ class Cell:
     elapsed: float = attrs.field(eq=False)
     caught_by: tuple[str, ...]
     modes: tuple[ModeResult, ...]
+    # Why it is what it is, in one line ("" for a plain PASS), and the full report
+    # of a failure or error (models_spec.report).
+    message: str = attrs.field(default="", eq=False)
+    explanation: str = attrs.field(default="", eq=False)
+    index: int = attrs.field(default=0, eq=False)
 
     @property
     def bad(self) -> bool:
         """Whether this cell makes the check fail."""
-        return self.verdict in ("CORE-FAIL", "FAIL", "ESCAPED")
+        return self.verdict in BAD_VERDICTS
 
 
 def adapter_for(
@@ -287,40 +312,49 @@ def plan_jobs(
 
 
 def _artifact_stem(job: Job, mode: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in job.implementation)
-    return f"{job.scenario}__{safe}__{mode}"
+    return safe_stem(job.scenario, job.implementation, mode)
 
 
-def _write_artifacts(job: Job, mode: str, failure: lockstep.Failure) -> tuple[str, ...]:
-    if job.output_dir is None:
-        return ()
-    directory = Path(job.output_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    stem = _artifact_stem(job, mode)
-    schedule_path = directory / f"{stem}.json"
-    if schedule_path.exists():  # our own report of an earlier run
-        schedule_path.unlink()
-    failure.schedule.save(schedule_path)
-    html_path = directory / f"{stem}.html"
-    sections: list[HtmlSection] = []
-    history = getattr(failure.exception, "history", None)
-    lin_result = getattr(failure.exception, "lin_result", None)
-    if history is not None and lin_result is not None:  # an I15 violation
-        sections.append(
-            HtmlSection("History (I15)", history_fragment(history, lin_result), raw=True)
+def _record(job: Job, mode: str, outcome: CheckOutcome) -> ModeResult:
+    """The mode's row; a failure is saved (schedule + HTML) and explained."""
+    failure = outcome.failure
+    message = explanation = ""
+    artifacts: tuple[str, ...] = ()
+    if failure is not None:
+        saved = None
+        if job.output_dir is not None:
+            saved = write_artifacts(
+                Path(job.output_dir),
+                _artifact_stem(job, mode),
+                failure,
+                title=f"{job.scenario} on {job.implementation} ({mode})",
+            )
+            artifacts = saved.paths
+        message = failure_line(failure)
+        how = "replaying the recorded schedule" if mode in ("replay", "follow") else mode
+        verb = "stalled under" if failure.kind == "stall" else "found by"
+        explanation = explain_failure(
+            failure,
+            heading=(
+                f"{job.scenario} on {job.implementation}: {verb} {how} "
+                f"at execution {outcome.executions}"
+            ),
+            artifacts=saved,
         )
-    html_path.write_text(
-        render_html(
-            failure.trace.to_rows(),
-            title=f"{job.scenario} on {job.implementation} ({mode})",
-            thread_names=list(failure.trace.thread_names),
-            failure_message=failure.message,
-            extra_sections=sections,
-            marked_steps=() if failure.race is None else failure.race.steps,
-        ),
-        encoding="utf-8",
+    return ModeResult(
+        mode,
+        outcome.kind,
+        outcome.label,
+        outcome.executions,
+        outcome.elapsed,
+        outcome.skipped,
+        artifacts,
+        tuple(outcome.i15_skipped),
+        message,
+        explanation,
+        outcome.switch_points,
+        outcome.verdict,
     )
-    return (str(schedule_path), str(html_path))
 
 
 def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome:
@@ -329,7 +363,14 @@ def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) 
     if mode == "follow":  # the scenario's first recorded schedule, leniently
         entry = next(e for e in load_corpus().values() if e.scenario == scenario.id)
         return follow_scenario(scenario, adapter, entry.schedule())
-    return explore_scenario(scenario, adapter, strategy=mode, budget=job.budget, seed=job.seed)
+    return explore_scenario(
+        scenario,
+        adapter,
+        strategy=mode,
+        budget=job.budget,
+        seed=job.seed,
+        stall_diagnosis=job.stall_diagnosis,
+    )
 
 
 def _scenario_of(job: Job) -> Scenario:
@@ -338,42 +379,50 @@ def _scenario_of(job: Job) -> Scenario:
 
 
 def run_job(job: Job) -> Cell:
-    """Run every mode of `job`; write artifacts of failures; return its table row."""
+    """Run every mode of `job`; write artifacts of failures; return its table row.
+
+    A stall (a thread stuck in code lockstep does not control) ends the cell: every
+    other mode would stall the same way.
+    """
     scenario = _scenario_of(job)
     adapter = adapter_for(job.implementation, job.target, job.catalogue)
     results: list[ModeResult] = []
     for mode in job.modes:
-        outcome = _run_mode(job, scenario, adapter, mode)
-        artifacts = (
-            _write_artifacts(job, mode, outcome.failure) if outcome.failure is not None else ()
-        )
-        results.append(
-            ModeResult(
-                mode,
-                outcome.kind,
-                outcome.label,
-                outcome.executions,
-                outcome.elapsed,
-                outcome.skipped,
-                artifacts,
-                tuple(outcome.i15_skipped),
-                outcome.verdict,
-            )
-        )
-    return _cell(job, results)
+        results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode)))
+        if results[-1].kind == "stall":
+            break
+    return _cell(job, results, module_label(adapter))
 
 
-def _cell(job: Job, results: list[ModeResult]) -> Cell:
+def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     # A divergence only says a recorded schedule no longer fits (stale corpus):
-    # it neither catches a variant nor fails the core.
-    failed = [r for r in results if r.kind and r.kind != "divergence"]
+    # it neither catches a variant nor fails the core. A stall is the harness
+    # failing to run the code (an uncontrolled primitive): an ERROR.
+    stalled = [r for r in results if r.kind == "stall"]
+    failed = [r for r in results if r.kind and r.kind not in ("divergence", "stall")]
     executions = sum(r.executions for r in results)
     elapsed = sum(r.elapsed for r in results)
     caught_by = tuple(r.mode for r in failed if r.mode in lockstep.strategies.STRATEGY_NAMES)
     label = failed[0].label if failed else ""
+    message = failed[0].message if failed else ""
+    explanation = "\n\n".join(r.explanation for r in failed[:1] if r.explanation)
+    reached = [r.switch_points for r in results if r.switch_points is not None]
     if results and all(r.skipped for r in results):
         verdict = "SKIP"
-        label = results[0].skipped or ""
+        label = message = results[0].skipped or ""
+    elif stalled:
+        verdict, label = "ERROR", "stall"
+        message = stalled[0].message
+        explanation = stalled[0].explanation
+    elif not failed and reached and sum(reached) == 0:
+        verdict, label = "ERROR", "0 switch points"
+        message = (
+            f"0 switch points in {module or 'the code under test'}: is it in patch_modules()? "
+            f"{executions} execution(s) never reached a controlled primitive (or "
+            "lockstep.checkpoint) inside the code under test, so none of its interleavings "
+            "was explored; this cell proves nothing"
+        )
+        explanation = wrap_text(f"{job.scenario} on {job.implementation}: {message}")
     elif job.role == "variant":
         verdict = "CAUGHT" if failed else "ESCAPED"
     elif failed:
@@ -390,23 +439,46 @@ def _cell(job: Job, results: list[ModeResult]) -> Cell:
         elapsed,
         caught_by,
         tuple(results),
+        message,
+        explanation,
+        job.index,
     )
 
 
 def run_jobs(jobs: Sequence[Job], workers: int) -> list[Cell]:
     """Run `jobs` (in `workers` processes when > 1); results in job order."""
+    return sorted(iter_cells(jobs, workers), key=lambda cell: cell.index)
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C goes to the whole process group: the parent decides what happens
+    # (it terminates the pool); workers must not die with tracebacks of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def iter_cells(jobs: Sequence[Job], workers: int) -> Iterator[Cell]:
+    """Run `jobs`, yielding each cell as soon as it is finished (any order).
+
+    With `workers` > 1 the jobs run in that many spawned processes; closing the
+    iterator early (an interrupt) terminates them.
+    """
     if workers <= 1 or len(jobs) <= 1:
-        return [run_job(job) for job in jobs]
+        for job in jobs:
+            yield run_job(job)
+        return
     context = multiprocessing.get_context("spawn")  # no fork of a threaded parent
     # Spawned workers start from this process's sys.path; put the roots of the
     # packages actually imported here first, so a same-named directory on the
     # path (e.g. a test package called "lockstep") cannot shadow them there.
     saved = list(sys.path)
     sys.path[:0] = _package_roots()
+    pool = context.Pool(min(workers, len(jobs)), initializer=_ignore_interrupts)
     try:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            return list(pool.map(run_job, jobs, chunksize=1))
+        yield from pool.imap_unordered(run_job, jobs, chunksize=1)
+        pool.close()
     finally:
+        pool.terminate()
+        pool.join()
         sys.path[:] = saved
 
 
@@ -532,7 +604,7 @@ def _i15_summary(cells: Sequence[Cell]) -> list[str]:
 
 
 def exit_status(cells: Sequence[Cell]) -> int:
-    """1 when any cell is CORE-FAIL, FAIL or ESCAPED, else 0."""
+    """1 when any cell is CORE-FAIL, FAIL, ESCAPED or ERROR, else 0."""
     return EXIT_FAILURE if any(c.bad for c in cells) else EXIT_OK
 
 
@@ -551,8 +623,15 @@ class ModelManagerSuite:
     core_depths: tuple[int, ...] = CORE_DEPTHS
     catalogue: str = DEFAULT_PACKAGE
 
+    name: str = "modelmanager"
+
     def run(self, options: SuiteOptions) -> int:
-        """Plan, run, print; return 0, 1 (a core/target failure or an escape), 2 or 3."""
+        """Plan, validate, run, report; return 0, 1, 2 (cannot run: one line why) or 130.
+
+        Finished cells go to ``options.reporter`` as they come; with
+        ``options.shard`` only that shard of the planned cells runs. An interrupt
+        (Ctrl-C) stops the run: the finished cells are still printed and reported.
+        """
         out = self.stream if self.stream is not None else sys.stdout
         targets: tuple[tuple[str, str], ...] = ()
         if options.target is not None:
@@ -560,11 +639,13 @@ class ModelManagerSuite:
                 targets = tuple(
                     (load_adapter(spec).name, spec) for spec in target_specs(options.target)
                 )
+                for _, spec in targets:
+                    validate_adapter(load_adapter(spec), spec)
             except TargetUnavailable as error:
-                print(f"lockstep check: {error}", file=sys.stderr)
+                print(f"lockstep check: {abbreviate(str(error), 500)}", file=sys.stderr)
                 return EXIT_UNAVAILABLE
             except AdapterError as error:
-                print(f"lockstep check: cannot load --target: {error}", file=sys.stderr)
+                print(f"lockstep check: --target: {abbreviate(str(error), 500)}", file=sys.stderr)
                 return EXIT_INPUT
         if options.strategy is not None and options.strategy not in (
             lockstep.strategies.STRATEGY_NAMES
@@ -579,23 +660,47 @@ class ModelManagerSuite:
             core_depths=self.core_depths,
             catalogue=self.catalogue,
         )
+        planned = len(jobs)
+        if options.shard is not None:
+            jobs = options.shard.select(jobs)
+        if options.stall_diagnosis is not None:
+            jobs = [attrs.evolve(job, stall_diagnosis=options.stall_diagnosis) for job in jobs]
+        options.reporter.start(self.name, len(jobs))
         start = time.perf_counter()
-        cells = run_jobs(jobs, max(1, options.jobs))
-        elapsed = time.perf_counter() - start
-        print(render_table(cells), file=out)
-        print(file=out)
-        for line in _summary(cells):
-            print(line, file=out)
-        out_dir = options.output_dir or DEFAULT_OUTPUT_DIR
-        failures = sum(1 for c in cells for r in c.modes if r.kind)
-        print(
-            f"{len(cells)} cells, {sum(c.executions for c in cells)} executions in "
-            f"{elapsed:.1f}s with {max(1, options.jobs)} job(s); {failures} failing schedule(s) "
-            f"and timeline(s) in {out_dir}",
-            file=out,
+        cells: list[Cell] = []
+        interrupted = False
+        running = iter_cells(jobs, max(1, options.jobs))
+        try:
+            for cell in running:
+                cells.append(cell)
+                options.reporter.case(self.name, case_result(cell, self.name))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            running.close()
+        cells.sort(key=lambda cell: cell.index)
+        run = RunSummary(
+            cells=tuple(cells),
+            planned=planned,
+            selected=len(jobs),
+            shard=None if options.shard is None else str(options.shard),
+            elapsed=time.perf_counter() - start,
+            workers=max(1, options.jobs),
+            output_dir=Path(options.output_dir or DEFAULT_OUTPUT_DIR),
+            interrupted=interrupted,
         )
+        if not options.quiet:
+            print(render_table(cells), file=out)
+            print(file=out)
+        for line in failure_reports(cells):
+            print(line, file=out)
+        if not options.quiet:
+            for line in _summary(cells):
+                print(line, file=out)
+        for line in run.closing_lines():
+            print(line, file=out)
         out.flush()
-        return exit_status(cells)
+        return EXIT_INTERRUPTED if interrupted else exit_status(cells)
 
 
 SUITE: Final = ModelManagerSuite()

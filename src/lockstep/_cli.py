@@ -538,17 +538,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-budget",
         type=_positive_seconds,
         metavar="SECONDS",
-        help="stop cleanly after this much wall time (the verdict says it was cut short)",
+        help="stop cleanly after this much wall time (the verdict says it was cut short; "
+        "default: no time limit)",
     )
     p_explore.add_argument(
         "--no-timeouts",
         action="store_true",
-        help="fire a timed wait's timeout only when no thread can run (a smaller space)",
+        help="fire a timed wait's timeout only when no thread can run (a smaller space; "
+        "default: timeouts are scheduling choices)",
     )
     p_explore.add_argument(
         "--no-races",
         action="store_true",
-        help="do not report data races on watched state (search for what they lead to)",
+        help="do not report data races on watched state (search for what they lead to; "
+        "default: races are reported)",
     )
     p_explore.add_argument(
         "--save-dir",

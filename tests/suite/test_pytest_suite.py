@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from models_spec.adapter import AdapterError, BareManagerAdapter, CoreAdapter
@@ -30,21 +32,38 @@ test_bare_conformance = conformance_tests(
 )
 
 
-def test_generated_test_fails_on_a_variant() -> None:
-    """The generated test fails (with the invariant named) when the adapter is broken."""
+class _Request:
+    """What the generated test reads from pytest's ``request``: the save directory."""
+
+    def __init__(self, save_dir: Path) -> None:
+        self.config = self
+        self.save_dir = save_dir
+
+    def getoption(self, name: str) -> str:
+        assert name == "--lockstep-save-dir"
+        return str(self.save_dir)
+
+
+def test_generated_test_fails_on_a_variant(tmp_path: Path) -> None:
+    """The generated test fails (with the invariant named) when the adapter is broken,
+    saving the schedule and timeline and printing the command that replays it."""
     from models_spec.catalogue import load
 
     variant = load().variant("variant-B13-refresh-phantom")
     generated = conformance_tests(variant.adapter, scenarios=["B13-phantom-from-refresh"])
-    with pytest.raises(pytest.fail.Exception, match=r"\(I4\)"):
-        generated("B13-phantom-from-refresh")
+    with pytest.raises(pytest.fail.Exception, match=r"I4 \(LRU bijection\) broken") as raised:
+        generated("B13-phantom-from-refresh", _Request(tmp_path))
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert [Path(name).suffix for name in saved] == [".html", ".json"]
+    schedule = tmp_path / saved[1]
+    assert f"reproduce: lockstep replay {schedule}" in str(raised.value)
 
 
-def test_generated_test_skips_missing_capabilities() -> None:
+def test_generated_test_skips_missing_capabilities(request: pytest.FixtureRequest) -> None:
     """A missing capability is a pytest skip naming it."""
     generated = conformance_tests(BareManagerAdapter, scenarios=["B13-phantom-from-refresh"])
     with pytest.raises(pytest.skip.Exception, match="lru"):
-        generated("B13-phantom-from-refresh")
+        generated("B13-phantom-from-refresh", request)
 
 
 def test_bad_arguments_are_rejected_at_definition_time() -> None:
@@ -64,3 +83,21 @@ def test_resolve_adapter_accepts_instances_factories_and_targets() -> None:
     assert resolve_adapter("models_spec.adapter:BareManagerAdapter").name == "core-bare-manager"
     with pytest.raises(AdapterError):
         resolve_adapter(object)  # type: ignore[arg-type]
+
+
+def test_shards_of_the_generated_tests_partition_the_scenarios() -> None:
+    """conformance_tests(shard="K/N") keeps a disjoint slice; the N slices are all ids."""
+    from models_spec.scenarios import default_scenarios
+
+    def ids(test: object) -> list[str]:
+        marks = getattr(test, "pytestmark", [])
+        (mark,) = [m for m in marks if m.name == "parametrize"]
+        return list(mark.args[1])
+
+    everything = ids(conformance_tests(CoreAdapter))
+    assert everything == list(default_scenarios())
+    parts = [ids(conformance_tests(CoreAdapter, shard=f"{k}/3")) for k in (1, 2, 3)]
+    assert sorted(x for part in parts for x in part) == sorted(everything)
+    assert sum(len(part) for part in parts) == len(everything)
+    with pytest.raises(ValueError, match="K/N"):
+        conformance_tests(CoreAdapter, shard="4of3")

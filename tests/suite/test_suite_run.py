@@ -97,20 +97,25 @@ def test_target_runs_every_selected_scenario_against_the_adapter(tmp_path: Path)
         ("tests.suite.fake_adapters:NOT_AN_ADAPTER", "does not satisfy"),
     ],
 )
-def test_bad_target_is_rejected_with_exit_3(
+def test_bad_target_is_rejected_with_exit_2(
     target: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A bad --target runs nothing and says why."""
+    """A bad --target runs nothing and says why in one line (exit 2: usage)."""
     suite, stream = _suite()
-    assert suite.run(SuiteOptions(target=target)) == 3
-    assert message in capsys.readouterr().err
+    assert suite.run(SuiteOptions(target=target)) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
     assert stream.getvalue() == ""
 
 
-def test_lockstep_check_cli_passes_target_through(capsys: pytest.CaptureFixture[str]) -> None:
-    """`lockstep check --target BAD` reaches the suite and exits 3."""
-    assert lockstep_main(["check", "--target", "no_such_module_xyz:f"]) == 3
-    assert "cannot load --target" in capsys.readouterr().err
+def test_lockstep_check_cli_passes_target_through(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`lockstep check --target BAD` reaches the suite and exits 2 (usage)."""
+    argv = ["check", "--target", "no_such_module_xyz:f", "--output-dir", str(tmp_path)]
+    assert lockstep_main(argv) == 2
+    assert "lockstep check: --target: cannot import module" in capsys.readouterr().err
 
 
 def test_jobs_two_gives_the_same_table_as_jobs_one(tmp_path: Path) -> None:

@@ -1,0 +1,354 @@
+"""How the suite reports a failure: artifacts on disk and an explanation that fits a screen.
+
+A failing mode of a cell (`models_spec.suite`) or a failing conformance test
+(`models_spec.pytest_suite`) is explained the same way, in at most 100 columns:
+
+* what broke: the verdict, the scenario and implementation, the strategy that
+  found it and after how many executions; the invariant (id and title) and its
+  message, or the exception with its traceback;
+* the shrunk interleaving as text swimlanes (``Trace.swimlanes``, wrapped);
+* the saved schedule and its self-contained HTML timeline, by absolute path;
+* the command that reproduces it: ``lockstep replay <absolute schedule path>``.
+  The schedule records its scenario, the modules to patch and the import roots
+  its modules need (`lockstep.Schedule.import_paths`), so the command works
+  pasted from any directory.
+
+Values from the run (model ids, labels, messages) are abbreviated so one huge
+value cannot flood a CI log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import textwrap
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+import lockstep
+from lockstep.report import HtmlSection, abbreviate, history_fragment, render_html
+from lockstep.suites import CaseResult
+from models_spec.invariants import CATALOGUE
+
+if TYPE_CHECKING:
+    from models_spec.suite import Cell
+
+__all__ = [
+    "TEXT_WIDTH",
+    "Artifacts",
+    "RunSummary",
+    "case_result",
+    "explain_failure",
+    "failure_line",
+    "failure_reports",
+    "replay_command",
+    "safe_stem",
+    "wrap_text",
+    "write_artifacts",
+]
+
+TEXT_WIDTH: Final = 100
+_MESSAGE_LIMIT: Final = 600
+_TRACEBACK_LINES: Final = 30
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    lines: list[str] = []
+    for raw in text.splitlines() or [""]:
+        lines.extend(
+            textwrap.wrap(
+                raw,
+                TEXT_WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_on_hyphens=False,
+            )
+            or [indent.rstrip()]
+        )
+    return "\n".join(lines)
+
+
+def wrap_text(text: str) -> str:
+    """``text`` wrapped to 100 columns (continuation lines indented)."""
+    return _wrap(text, "")
+
+
+def safe_stem(*parts: str) -> str:
+    """A file-name stem from ``parts``: safe characters only, long parts shortened + hashed."""
+    cleaned = []
+    for part in parts:
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in part)
+        if len(safe) > 60:
+            digest = hashlib.sha256(part.encode("utf-8", "replace")).hexdigest()[:10]
+            safe = f"{safe[:48]}-{digest}"
+        cleaned.append(safe)
+    return "__".join(cleaned)
+
+
+@attrs.frozen
+class Artifacts:
+    """The absolute paths a failure was saved to."""
+
+    schedule: Path
+    html: Path
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        """Both paths as strings (schedule first)."""
+        return (str(self.schedule), str(self.html))
+
+
+def replay_command(schedule: Path) -> str:
+    """The shell command that replays the schedule file (works from any directory)."""
+    return shlex.join(["lockstep", "replay", str(schedule.resolve())])
+
+
+def write_artifacts(
+    directory: Path, stem: str, failure: lockstep.Failure, *, title: str
+) -> Artifacts:
+    """Save ``failure``'s schedule and HTML timeline as ``directory/stem.{json,html}``.
+
+    Created exclusively: a name already taken gets ``-2``, ``-3``... (never
+    overwrites). Returns the absolute paths.
+    """
+    directory = directory.resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        name = stem if n == 1 else f"{stem}-{n}"
+        schedule_path = directory / f"{name}.json"
+        try:
+            failure.schedule.save(schedule_path)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - a thousand reports of one cell in one run
+        raise FileExistsError(f"too many reports named {stem!r} in {directory}")
+    html_path = schedule_path.with_suffix(".html")
+    sections: list[HtmlSection] = []
+    history = getattr(failure.exception, "history", None)
+    lin_result = getattr(failure.exception, "lin_result", None)
+    if history is not None and lin_result is not None:  # an I15 violation
+        sections.append(
+            HtmlSection("History (I15)", history_fragment(history, lin_result), raw=True)
+        )
+    sections.append(HtmlSection("Reproduce", replay_command(schedule_path)))
+    html_path.write_text(
+        render_html(
+            failure.trace.to_rows(),
+            title=title,
+            thread_names=list(failure.trace.thread_names),
+            failure_message=abbreviate(failure.message, 4000),
+            extra_sections=sections,
+            marked_steps=() if failure.race is None else failure.race.steps,
+        ),
+        encoding="utf-8",
+    )
+    return Artifacts(schedule_path, html_path)
+
+
+def _what(failure: lockstep.Failure) -> str:
+    if failure.kind == "invariant" and failure.invariant:
+        info = CATALOGUE.get(str(failure.invariant))
+        title = f" ({info.title})" if info is not None else ""
+        return f"{failure.invariant}{title} broken"
+    if failure.kind == "exception" and failure.exception is not None:
+        return f"{type(failure.exception).__name__} raised"
+    return str(failure.kind)
+
+
+def failure_line(failure: lockstep.Failure) -> str:
+    """One line: what broke (invariant id and title, or the failure kind) and the message."""
+    first = failure.message.strip().splitlines()[0] if failure.message.strip() else ""
+    return abbreviate(f"{_what(failure)}: {first}", 600)
+
+
+def _traceback(failure: lockstep.Failure) -> str | None:
+    if failure.exception is None or failure.kind not in ("exception", "invariant"):
+        return None
+    if failure.kind == "invariant":
+        return None  # the message says it all; the traceback is the checker's own
+    text = "".join(traceback.format_exception(failure.exception)).rstrip()
+    lines = text.splitlines()
+    if len(lines) > _TRACEBACK_LINES:
+        lines = [*lines[:5], f"... {len(lines) - _TRACEBACK_LINES} lines ...", *lines[-24:]]
+    return "\n".join(abbreviate(line, TEXT_WIDTH * 2) for line in lines)
+
+
+def explain_failure(
+    failure: lockstep.Failure,
+    *,
+    heading: str,
+    artifacts: Artifacts | None,
+) -> str:
+    """The full explanation of ``failure`` (see the module docstring), at most 100 columns."""
+    parts = [abbreviate(heading, TEXT_WIDTH * 2)]
+    parts.append(_wrap(f"{_what(failure)}: {abbreviate(failure.message.strip(), _MESSAGE_LIMIT)}"))
+    traceback_text = _traceback(failure)
+    if traceback_text:
+        parts.append(_wrap(traceback_text, "    "))
+    if failure.deadlock:
+        parts.append("  Blocked threads:\n" + _wrap(failure.deadlock_table(), "    "))
+    if failure.race is not None:
+        parts.append(_wrap(failure.race.describe(), "    "))
+    trace = failure.trace
+    preemptions = trace.preemptions
+    parts.append(
+        f"  Failing interleaving, shrunk ({len(trace)} steps, {preemptions} "
+        f"preemption{'s' if preemptions != 1 else ''}):"
+    )
+    marked = () if failure.race is None else failure.race.steps
+    parts.append(trace.swimlanes(max_width=TEXT_WIDTH, marked=marked))
+    if artifacts is not None:
+        parts.append(f"  schedule:  {artifacts.schedule}")
+        parts.append(f"  timeline:  {artifacts.html}")
+        parts.append(f"  reproduce: {replay_command(artifacts.schedule)}")
+    elif failure.replay_command:
+        parts.append(_wrap(f"reproduce: {abbreviate(failure.replay_command, 400)}"))
+    return "\n".join(parts)
+
+
+# -- the suite's run report ---------------------------------------------------------------
+
+_OUTCOME: Final = {
+    "PASS": "passed",
+    "CAUGHT": "passed",
+    "SKIP": "skipped",
+    "FAIL": "failed",
+    "CORE-FAIL": "failed",
+    "ESCAPED": "failed",
+    "ERROR": "error",
+}
+
+
+def _first_replay(cell: Cell) -> str | None:
+    for mode in cell.modes:
+        if mode.artifacts:
+            return replay_command(Path(mode.artifacts[0]))
+    return None
+
+
+def _escaped_text(cell: Cell) -> str:
+    tried = ", ".join(f"{m.mode} ({m.executions})" for m in cell.modes) or "nothing"
+    return (
+        f"ESCAPED {cell.scenario} on {cell.implementation}: the known-bug variant survived "
+        f"every mode ({tried}): the suite has lost the power to see its bug"
+    )
+
+
+def case_result(cell: Cell, suite: str) -> CaseResult:
+    """The `lockstep.suites.CaseResult` of a cell (for progress, JUnit XML and JSON)."""
+    artifacts = tuple(path for mode in cell.modes for path in mode.artifacts)
+    details = cell.explanation
+    summary = cell.message
+    if cell.verdict == "ESCAPED":
+        details = summary = _escaped_text(cell)
+    elif cell.verdict == "CAUGHT":
+        summary = f"caught: {cell.message}" if cell.message else "caught"
+    fields = {
+        "scenario": cell.scenario,
+        "implementation": cell.implementation,
+        "role": cell.role,
+        "verdict": cell.verdict,
+        "invariant": cell.label,
+        "executions": cell.executions,
+        "elapsed": round(cell.elapsed, 3),
+        "search_caught": list(cell.caught_by),
+        "message": summary,
+        "modes": [
+            {
+                "mode": m.mode,
+                "kind": m.kind,
+                "label": m.label,
+                "executions": m.executions,
+                "elapsed": round(m.elapsed, 3),
+                "skipped": m.skipped,
+                "artifacts": list(m.artifacts),
+                "switch_points": m.switch_points,
+                "i15_not_judged": [list(pair) for pair in m.i15_skipped],
+            }
+            for m in cell.modes
+        ],
+    }
+    return CaseResult(
+        id=f"{cell.scenario}[{cell.implementation}]",
+        group=f"{suite}.{cell.implementation}",
+        name=cell.scenario,
+        outcome=_OUTCOME.get(cell.verdict, "error"),  # type: ignore[arg-type]
+        verdict=cell.verdict,
+        summary=summary,
+        details=details,
+        replay=_first_replay(cell) if cell.verdict in ("FAIL", "CORE-FAIL", "CAUGHT") else None,
+        artifacts=artifacts,
+        executions=cell.executions,
+        elapsed=cell.elapsed,
+        fields=fields,
+    )
+
+
+def failure_reports(cells: Sequence[Cell]) -> list[str]:
+    """The explanation of every cell that makes the run fail, separated by blank lines."""
+    lines: list[str] = []
+    bad = [c for c in cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED")]
+    for number, cell in enumerate(bad, 1):
+        text = _escaped_text(cell) if cell.verdict == "ESCAPED" else cell.explanation
+        lines.append(f"--- {cell.verdict} {number}/{len(bad)} " + "-" * 40)
+        lines.append(text or f"{cell.verdict} {cell.scenario} on {cell.implementation}")
+        lines.append("")
+    return lines
+
+
+@attrs.frozen
+class RunSummary:
+    """What one run of the suite did, for its closing lines."""
+
+    cells: tuple[Cell, ...]
+    planned: int
+    selected: int
+    shard: str | None
+    elapsed: float
+    workers: int
+    output_dir: Path
+    interrupted: bool
+
+    def closing_lines(self) -> list[str]:
+        """The last lines of the report: counts of this run only, and where its files are."""
+        counts: dict[str, int] = {}
+        for cell in self.cells:
+            counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
+        verdicts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+        scope = f"{len(self.cells)} cell(s)"
+        if self.shard is not None:
+            scope += f" (shard {self.shard}: {self.selected} of {self.planned} planned)"
+        executions = sum(c.executions for c in self.cells)
+        lines = [
+            f"{scope}, {executions} executions in {self.elapsed:.1f}s with "
+            f"{self.workers} job(s): {verdicts}"
+        ]
+        if self.interrupted:
+            lines.append(
+                f"INTERRUPTED after {len(self.cells)} of {self.selected} cell(s): the table "
+                "and the counts above are partial"
+            )
+        bad = sum(1 for c in self.cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED"))
+        caught = sum(1 for c in self.cells if c.verdict == "CAUGHT")
+        saved = [
+            path
+            for c in self.cells
+            for m in c.modes
+            for path in m.artifacts
+            if path.endswith("json")
+        ]
+        if saved:
+            where = os.path.commonpath([os.path.dirname(p) for p in saved])
+            lines.append(
+                f"{len(saved)} failing schedule(s) with HTML timelines of this run in {where} "
+                f"({bad} cell(s) to look at, {caught} known-bug variant(s) caught as expected)"
+            )
+        elif bad:
+            lines.append(f"{bad} cell(s) to look at (see above)")
+        return lines

@@ -1,0 +1,174 @@
+"""Validate an adapter before any search: one sequential add and remove through it.
+
+A search over a misconfigured adapter proves nothing, and its failures are
+confusing (a raw ``AttributeError`` deep inside an interleaving). So
+`validate_adapter` drives the adapter once, on the calling thread, outside
+lockstep, and checks every piece the suite relies on:
+
+* the adapter protocol (README, "Check your own model manager"): ``name``,
+  ``capabilities``, ``patch_modules()`` returning modules, ``build(registry,
+  max_size=...)`` returning a stack with the operations its capabilities need,
+  ``snapshot(stack)`` returning a `Snapshot`;
+* the model protocol (README, "The model protocol"): ``add_model(id)`` calls
+  the registry's factory for ``id`` once and registers the model object the
+  factory returned; ``remove(id)`` calls that model's
+  ``clear_cache(delete_from_disk=...)`` once and unregisters it.
+
+It raises `AdapterValidationError` naming the first missing piece and the
+README section that describes it; nothing is left registered by it (it uses
+its own stack).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, Final
+
+from lockstep.report import abbreviate
+from models_spec.adapter import AdapterError, ManagerAdapter, Snapshot
+from models_spec.fakes import FakeModel, ScriptedRegistry
+
+__all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapter"]
+
+ADAPTER_DOC: Final = "README.md, section 'Check your own model manager'"
+MODEL_DOC: Final = "README.md, section 'The model protocol'"
+_PROBE_ID: Final = "lockstep-validate-model"
+
+#: The stack methods the scenarios call: always (""), and per capability.
+_METHODS: Final = {
+    "": ("add_model", "remove", "keys", "__getitem__"),
+    "lru": ("lru_order",),
+    "pins": ("pin_model", "unpin_model"),
+    "leases": ("lease", "acquire"),
+    "refresh": ("refresh",),
+}
+
+
+class AdapterValidationError(AdapterError):
+    """An adapter (or the manager behind it) does not do what the suite needs."""
+
+
+def _fail(target: str, piece: str, doc: str = ADAPTER_DOC) -> AdapterValidationError:
+    return AdapterValidationError(
+        f"{abbreviate(target)} failed validation before any search: {piece} (see {doc})"
+    )
+
+
+def _call(target: str, what: str, fn: Callable[[], Any], doc: str = ADAPTER_DOC) -> Any:
+    try:
+        return fn()
+    except Exception as error:
+        raise _fail(
+            target, f"{what} raised {type(error).__name__}: {abbreviate(str(error), 200)}", doc
+        ) from error
+
+
+def _check_modules(target: str, adapter: ManagerAdapter) -> None:
+    modules = _call(target, "patch_modules()", adapter.patch_modules)
+    if isinstance(modules, str | bytes) or not isinstance(modules, Sequence):
+        raise _fail(target, f"patch_modules() must return a list of modules, got {modules!r}")
+    for item in modules:
+        if isinstance(item, ModuleType):
+            continue
+        if isinstance(item, str):
+            try:
+                importlib.import_module(item)
+            except ImportError as error:
+                raise _fail(
+                    target, f"patch_modules() names {item!r}, which cannot be imported: {error}"
+                ) from error
+            continue
+        raise _fail(
+            target,
+            f"patch_modules() must return modules (or their names), got {abbreviate(repr(item))}",
+        )
+
+
+def _snapshot(target: str, adapter: ManagerAdapter, stack: Any, when: str) -> Snapshot:
+    snap = _call(target, f"snapshot(stack) {when}", lambda: adapter.snapshot(stack))
+    if not isinstance(snap, Snapshot):
+        raise _fail(
+            target,
+            f"snapshot(stack) must return a models_spec.adapter.Snapshot, got "
+            f"{abbreviate(repr(snap))}",
+        )
+    return snap
+
+
+def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None:
+    """Drive ``adapter`` through one sequential add/remove; raise on the first problem.
+
+    ``target`` names it in messages (default: its ``name``). Raises
+    `AdapterValidationError` (an `AdapterError`).
+    """
+    label = target or str(getattr(adapter, "name", type(adapter).__name__))
+    _check_modules(label, adapter)
+    registry = ScriptedRegistry()
+    stack = _call(
+        label,
+        "build(registry, max_size=4)",
+        lambda: adapter.build(registry, max_size=4, lock_timeout=5.0, queue_lock_timeout=5.0),
+    )
+    if stack is None:
+        raise _fail(label, "build(registry, max_size=...) returned None instead of the stack")
+    for capability in ("", *sorted(adapter.capabilities)):
+        missing = [m for m in _METHODS.get(capability, ()) if not callable(getattr(stack, m, None))]
+        if missing:
+            why = (
+                f"declared capability {capability!r} needs it"
+                if capability
+                else "every scenario calls it"
+            )
+            raise _fail(
+                label,
+                f"the stack build() returned ({type(stack).__name__}) has no "
+                f"{', '.join(missing)} ({why})",
+            )
+    before = _snapshot(label, adapter, stack, "of a fresh stack")
+    if before.registered:
+        raise _fail(
+            label,
+            f"snapshot(stack) of a fresh stack shows registered ids "
+            f"{abbreviate(repr(sorted(before.registered)))}; build() must start empty",
+        )
+    _call(label, f"add_model({_PROBE_ID!r})", lambda: stack.add_model(_PROBE_ID), MODEL_DOC)
+    constructed = [m for m in registry.ghost.models if isinstance(m, FakeModel)]
+    if len(constructed) != 1:
+        raise _fail(
+            label,
+            f"add_model({_PROBE_ID!r}) called the registry's factory {len(constructed)} "
+            "times (expected once): build() must stack the manager on the registry it is "
+            "given, and add_model must call registry.get_model(id)(model_id=id, ...)",
+            MODEL_DOC,
+        )
+    model = constructed[0]
+    after_add = _snapshot(label, adapter, stack, f"after add_model({_PROBE_ID!r})")
+    held = after_add.registered.get(_PROBE_ID)
+    if held is not model:
+        raise _fail(
+            label,
+            f"after add_model({_PROBE_ID!r}) snapshot(stack).registered maps it to "
+            f"{abbreviate(repr(held))}, not to the model object the factory returned: "
+            "the manager must keep what the factory returns and the snapshot must show it",
+            MODEL_DOC,
+        )
+    keys = _call(label, "keys()", lambda: list(stack.keys()))
+    if _PROBE_ID not in keys:
+        raise _fail(label, f"keys() does not list {_PROBE_ID!r} after add_model", MODEL_DOC)
+    _call(label, f"remove({_PROBE_ID!r})", lambda: stack.remove(_PROBE_ID), MODEL_DOC)
+    if model.clear_calls != 1:
+        raise _fail(
+            label,
+            f"remove({_PROBE_ID!r}) called the model's clear_cache {model.clear_calls} "
+            "times (expected once, as clear_cache(delete_from_disk=...))",
+            MODEL_DOC,
+        )
+    after_remove = _snapshot(label, adapter, stack, f"after remove({_PROBE_ID!r})")
+    if _PROBE_ID in after_remove.registered:
+        raise _fail(
+            label,
+            f"snapshot(stack) still shows {_PROBE_ID!r} registered after remove()",
+            MODEL_DOC,
+        )
