@@ -398,8 +398,10 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     # A divergence only says a recorded schedule no longer fits (stale corpus):
     # it neither catches a variant nor fails the core. A stall is the harness
     # failing to run the code (an uncontrolled primitive): an ERROR.
-    stalled = [r for r in results if r.kind == "stall"]
-    failed = [r for r in results if r.kind and r.kind not in ("divergence", "stall")]
+    # (A known-bug variant may break the code that way on purpose: for a variant a
+    # stall is a failure like any other.)
+    stalled = [r for r in results if r.kind == "stall" and job.role != "variant"]
+    failed = [r for r in results if r.kind and r.kind != "divergence" and r not in stalled]
     executions = sum(r.executions for r in results)
     elapsed = sum(r.elapsed for r in results)
     caught_by = tuple(r.mode for r in failed if r.mode in lockstep.strategies.STRATEGY_NAMES)
