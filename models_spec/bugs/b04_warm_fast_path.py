@@ -29,8 +29,9 @@ class UnlockedFastPathCache(WithFixedSizeCache):
         lockstep.checkpoint(f"unlocked loaded-check:{resolved_id}", resource=resolved_id)
         if resolved_id in self._manager:
             with self._lru_guard():
-                self._lru[resolved_id] = None  # upstream re-appends on a "hit"
-                self._lru.move_to_end(resolved_id)
+                lru = self._book.lru  # upstream re-appends on a "hit" (no state machine)
+                lru.setdefault(resolved_id, None)
+                lru.move_to_end(resolved_id)
             return after_load(resolved_id) if after_load is not None else None
         return super()._add(request, after_load)
 

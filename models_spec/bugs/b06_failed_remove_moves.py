@@ -23,14 +23,14 @@ class AppendingRollbackCache(WithFixedSizeCache):
         check_model_id(model_id)
         check_bool(delete_from_disk, "delete_from_disk")
         with self._manager.lifecycle(model_id):
-            was_listed = model_id in self._lru
+            was_listed = self._book.listed(model_id)
             self._forget(model_id)
             try:
                 self._manager.remove(model_id, delete_from_disk=delete_from_disk)
             except BaseException:
                 if was_listed:
                     with self._lru_changed:
-                        self._lru[model_id] = None  # lands at the most-recent end
+                        self._book.lru[model_id] = None  # lands at the most-recent end
                 raise
 
 

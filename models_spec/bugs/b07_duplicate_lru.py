@@ -2,9 +2,10 @@
 
 Bug path: the cold-add bookkeeping of `WithFixedSizeCache`.  It cannot be
 one override: the core's LRU is an OrderedDict, which cannot hold a
-duplicate, so this variant also swaps in upstream's deque (`__init__`) and
-moves the append from `_commit_load` to before the load (`_add`), with the
-failure path dropping one occurrence (`_release_slot`).  Two cold adds of X
+duplicate, so this variant also swaps in upstream's deque (a `CacheBook`
+subclass named by `book_class`) and moves the append from `_commit_load` to
+before the load (`_add`), with the failure path dropping one occurrence
+(`_release_slot`).  Two cold adds of X
 both pass the unlocked check and both append: X is listed twice (I4).
 """
 
@@ -17,11 +18,12 @@ from typing import Any
 
 import lockstep
 from modelmanager import WithFixedSizeCache
+from modelmanager.decorators._cache_book import CacheBook
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
-__all__ = ["BUG", "AppendBeforeLoadCache", "DequeLRU"]
+__all__ = ["BUG", "AppendBeforeLoadCache", "DequeBook", "DequeLRU"]
 
 
 class DequeLRU:
@@ -50,6 +52,16 @@ class DequeLRU:
         if model_id not in self._items:
             raise KeyError(model_id)
 
+    def get(self, model_id: str, default: Any = None) -> Any:
+        return default
+
+    def __delitem__(self, model_id: str) -> None:
+        self._items.remove(model_id)  # one occurrence
+
+    def update(self, pairs: Any) -> None:
+        for model_id, _ in pairs:
+            self._items.append(model_id)
+
     def __setitem__(self, model_id: str, value: None) -> None:
         if model_id not in self._items:
             self._items.append(model_id)
@@ -64,33 +76,39 @@ class DequeLRU:
         return default
 
 
+class DequeBook(CacheBook):
+    """The core's bookkeeping over upstream's deque LRU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lru = DequeLRU()  # type: ignore[assignment]
+
+
 class AppendBeforeLoadCache(WithFixedSizeCache):
     """Appends the id to a deque LRU before loading, after an unlocked check."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._lru = DequeLRU()  # type: ignore[assignment]
+    book_class = DequeBook
 
     def _add(self, request: Any, after_load: Callable[[str], Any] | None) -> Any:
         resolved_id = request.resolved_id
         lockstep.checkpoint(f"unlocked loaded-check:{resolved_id}", resource=resolved_id)
         if resolved_id not in self._manager:
             with self._lru_guard():
-                self._lru.append(resolved_id)  # type: ignore[attr-defined]
+                self._book.lru.append(resolved_id)  # type: ignore[attr-defined]
         return super()._add(request, after_load)
 
     def _commit_load(self, resolved_id: str, pin: bool) -> None:
         with self._lru_changed:  # appended before the load already
-            self._unreserve_locked(resolved_id)
+            self._book.release(resolved_id)
             if pin:
-                self._pins.add(resolved_id)
+                self._book.pin(resolved_id)
             self._lru_changed.notify_all()
 
     def _release_slot(self, resolved_id: str) -> None:
         super()._release_slot(resolved_id)
         if sys.exc_info()[0] is not None:  # the failure path: drop our own append
             with self._lru_changed:
-                self._lru.pop(resolved_id, None)
+                self._book.lru.pop(resolved_id, None)
 
 
 BUG = Bug(

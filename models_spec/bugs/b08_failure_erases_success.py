@@ -34,7 +34,7 @@ class EraseOnFailureCache(WithFixedSizeCache):
         super()._release_slot(resolved_id)
         if sys.exc_info()[0] is not None:  # only on the failure path
             with self._lru_changed:
-                self._lru.pop(resolved_id, None)
+                self._book.forget(resolved_id)
 
 
 class RemoveEveryOccurrenceCache(AppendBeforeLoadCache):
@@ -44,8 +44,9 @@ class RemoveEveryOccurrenceCache(AppendBeforeLoadCache):
         WithFixedSizeCache._release_slot(self, resolved_id)
         if sys.exc_info()[0] is not None:  # the failure path: every X goes
             with self._lru_changed:
-                while resolved_id in self._lru:
-                    self._lru.pop(resolved_id, None)
+                lru = self._book.lru
+                while resolved_id in lru:
+                    lru.pop(resolved_id, None)
 
 
 BUG = Bug(

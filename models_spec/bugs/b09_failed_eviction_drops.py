@@ -25,10 +25,10 @@ class DropOnFailedEvictionCache(WithFixedSizeCache):
         if sys.exc_info()[0] is not None and victims:
             failed = victims[0]
             with self._lru_changed:
-                order = list(self._lru)
+                order = self._book.order()
                 if failed in order:
                     for popped in order[: order.index(failed) + 1]:
-                        self._lru.pop(popped, None)
+                        self._book.forget(popped)
         super()._rollback_eviction(victims)
 
 

@@ -24,10 +24,11 @@ class CanonicalWarmCheckCache(WithFixedSizeCache):
         if request.model_id not in self._manager:
             return False
         with self._lru_guard():
-            self._lru[resolved_id] = None
-            self._lru.move_to_end(resolved_id)
+            lru = self._book.lru  # lists the alias although nothing is loaded under it
+            lru.setdefault(resolved_id, None)
+            lru.move_to_end(resolved_id)
             if request.pin:
-                self._pins.add(resolved_id)
+                self._book.pin(resolved_id)
         return True
 
 

@@ -21,8 +21,9 @@ class AppendingRefreshCache(WithFixedSizeCache):
     def refresh(self, model_id: str) -> None:
         check_model_id(model_id)
         with self._lru_guard():
-            self._lru[model_id] = None
-            self._lru.move_to_end(model_id)
+            lru = self._book.lru  # appends an unloaded id: a phantom
+            lru.setdefault(model_id, None)
+            lru.move_to_end(model_id)
 
 
 BUG = Bug(

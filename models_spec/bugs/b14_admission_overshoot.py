@@ -1,6 +1,7 @@
 """B14 admission overshoot: admission ignores loads in flight.
 
-Bug path: `WithFixedSizeCache._in_flight_locked` (one override).  Each of K
+Bug path: `CapacityPolicy.in_flight` (one override, named by the cache's
+`policy_class`).  Each of K
 concurrent cold adds sees `len < max_size` before any registers, so up to
 `max_size - 1 + K` models end up loaded or loading (I11).
 """
@@ -8,18 +9,25 @@ concurrent cold adds sees `len < max_size` before any registers, so up to
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
+from modelmanager.decorators._cache_policy import CapacityPolicy
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
-__all__ = ["BUG", "NoInFlightCache"]
+__all__ = ["BUG", "NoInFlightCache", "NoInFlightPolicy"]
+
+
+class NoInFlightPolicy(CapacityPolicy):
+    """Counts only registered models against `max_size` (upstream)."""
+
+    def in_flight(self) -> int:
+        return 0
 
 
 class NoInFlightCache(WithFixedSizeCache):
-    """Counts only registered models against `max_size` (upstream)."""
+    """The core cache with `NoInFlightPolicy`."""
 
-    def _in_flight_locked(self) -> int:
-        return 0
+    policy_class = NoInFlightPolicy
 
 
 BUG = Bug(

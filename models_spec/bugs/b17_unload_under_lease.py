@@ -6,11 +6,11 @@ Three ways of putting it back, one variant each:
   is a no-op (one override), so a removal runs `clear_cache` while an
   inference holds a lease on the model and uses it (I13).
 * ``eviction-ignores-leases``: the cache's eviction treats leased models as
-  evictable (`_evictable_locked`) and commits the victim without the core's
-  lease re-check (`_evict_one`): two overrides of one step, choosing and
-  committing a victim.  The unload then waits for the lease, so an add made
-  while holding a lease on the victim waits for itself until its timeout
-  (I17); the core skips leased models and admits over capacity instead.
+  evictable (`CapacityPolicy.evictable`, named by the cache's `policy_class`)
+  and commits the victim without the core's lease re-check (`_evict_one`):
+  two overrides of one step, choosing and committing a victim.  The unload
+  then waits for the lease, so an add made while holding a lease on the
+  victim waits for itself until its timeout (I17); the core skips leased models and admits over capacity instead.
 * ``non-atomic-acquire``: `WithFixedSizeCache.acquire` is ``add_model`` then
   ``lease`` (one override) with a window in between
   (`between_add_and_lease`, a switch point; real-thread tests pause there):
@@ -21,17 +21,24 @@ Three ways of putting it back, one variant each:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import lockstep
 from modelmanager import Model, ModelManager, WithFixedSizeCache
+from modelmanager.decorators._cache_policy import CapacityPolicy
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
-__all__ = ["BUG", "EvictionIgnoresLeasesCache", "NoLeaseDrainManager", "NonAtomicAcquireCache"]
+__all__ = [
+    "BUG",
+    "EvictionIgnoresLeasesCache",
+    "LeaseBlindPolicy",
+    "NoLeaseDrainManager",
+    "NonAtomicAcquireCache",
+]
 
 
 class NoLeaseDrainManager(ModelManager):
@@ -41,21 +48,28 @@ class NoLeaseDrainManager(ModelManager):
         return None
 
 
+class LeaseBlindPolicy(CapacityPolicy):
+    """Treats leased models as evictable."""
+
+    def evictable(self, candidate: str, leased: Collection[str], exclude: str | None) -> bool:
+        return super().evictable(candidate, frozenset(), exclude)
+
+
 class EvictionIgnoresLeasesCache(WithFixedSizeCache):
     """Chooses and commits leased models as eviction victims (the unload waits for them)."""
 
-    def _evictable_locked(self, candidate: str, leased: frozenset[str], exclude: str) -> bool:
-        return super()._evictable_locked(candidate, frozenset(), exclude)
+    policy_class = LeaseBlindPolicy
 
     def _evict_one(self, victim: str) -> bool:
         with self._manager.lifecycle(victim):
-            if victim not in self._manager or victim in self._pins:
+            if victim not in self._manager or victim in self._book.pins:
                 self._forget(victim)
                 return False
             with self._lru_changed:
-                self._evicting.discard(victim)
-                self._chosen_for.pop(victim, None)
-                self._unloading.add(victim)
+                book = self._book
+                if not book.chosen(victim):  # rescued meanwhile: committed all the same
+                    book.choose(victim, None)
+                book.start_unload(victim)
             self._manager.remove(victim, delete_from_disk=False)  # waits for the lease
             self._forget(victim)
             return True

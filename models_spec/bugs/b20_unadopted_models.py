@@ -27,7 +27,7 @@ class NoAdoptionCache(WithFixedSizeCache):
 
     def __init__(self, manager: Any, max_size: int = 8, **kwargs: Any) -> None:
         super().__init__(manager, max_size=max_size, **kwargs)
-        self._lru.clear()  # the inner models stay outside the LRU: never counted, never evicted
+        self._book.lru.clear()  # the inner models stay outside the LRU: never counted or evicted
 
 
 BUG = Bug(

@@ -44,7 +44,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modelmanager._validation import (
     check_alias,
@@ -65,7 +65,7 @@ from modelmanager.statistics import Counters, ManagerStatistics
 if TYPE_CHECKING:  # annotations only: this module creates no lock itself
     import threading
 
-__all__ = ["ModelManager"]
+__all__ = ["ModelManager", "WarmView"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,10 @@ class _Loaded:
     """A registered model and its metadata.
 
     ``hits`` and ``unloading`` change under the lifecycle table's state lock;
-    ``unloading`` is set only by the thread holding the id's lifecycle.
+    ``unloading`` is set only by the thread holding the id's lifecycle. Once a
+    removal succeeded, the record stays ``unloading`` for good (it is no
+    longer in the registry), so "not unloading" read under the state lock
+    means "registered and live" even for a record kept from earlier.
     """
 
     __slots__ = ("canonical_id", "hits", "model", "unloading")
@@ -117,6 +120,20 @@ class _Lease:
             self._manager._leases.give_back(self._resolved_id)
 
 
+class WarmView(NamedTuple):
+    """What a cache layered directly on a manager shares with it (see ``_warm_view``).
+
+    ``lock`` is the manager's state lock; ``records`` maps each registered
+    resolved id to its record (``_Loaded``). Holding ``lock``, the cache may
+    read ``records``, read a record's ``unloading`` and count a warm hit with
+    ``record.hits += 1`` (it shows in this manager's statistics and
+    descriptions, as if this manager had answered it); nothing else.
+    """
+
+    lock: threading.Lock
+    records: dict[str, _Loaded]
+
+
 class ModelManager:
     """Loads, serves and unloads models by resolved id. Thread-safe.
 
@@ -146,8 +163,10 @@ class ModelManager:
         # lock (warm paths read it under the latter); single dict operations
         # are atomic, so readers (keys, __contains__, ...) need no lock.
         self._models: dict[str, _Loaded] = {}
-        # Warm hits, guarded by the table's state lock (summed in statistics()).
-        self._hits = 0
+        # Warm hits of models no longer registered, guarded by the table's state
+        # lock; a registered model's hits are on its record (statistics() sums
+        # both), so a warm hit is one increment.
+        self._hits_unregistered = 0
 
     @property
     def _lifecycle(self) -> LifecycleTable:
@@ -312,7 +331,9 @@ class ModelManager:
 
     def statistics(self) -> ManagerStatistics:
         """A frozen snapshot of this manager's counters."""
-        return self._counters.snapshot(lifecycle_entries=len(self._lifecycle), hits=self._hits)
+        with self._state_lock:
+            hits = self._hits_unregistered + sum(loaded.hits for loaded in self._models.values())
+        return self._counters.snapshot(lifecycle_entries=len(self._lifecycle), hits=hits)
 
     def lifecycle_snapshot(self) -> dict[str, LifecycleEntryInfo]:
         """The lifecycle table's entries (empty when nothing is in flight, I9)."""
@@ -354,6 +375,20 @@ class ModelManager:
             return None
         return self._warm_hit
 
+    def _warm_view(self) -> WarmView | None:
+        """The state lock and records, for a cache layered directly on this manager.
+
+        The cache then guards its own bookkeeping with this one lock and
+        answers a warm add with one lock and no call into this layer (the
+        same check as :meth:`_warm_hit`, inlined). None when a subclass
+        overrides ``add_model`` or ``_warm_hit`` (its override must run).
+        """
+        cls = type(self)
+        base = ModelManager
+        if cls.add_model is not base.add_model or cls._warm_hit is not base._warm_hit:
+            return None
+        return WarmView(self._state_lock, self._models)
+
     def _warm_hit(self, resolved_id: str) -> bool:
         # acquire/try/finally rather than ``with``: measurably cheaper on the
         # hottest path (CPython 3.11), same semantics.
@@ -364,7 +399,6 @@ class ModelManager:
             if loaded is None or loaded.unloading:
                 return False
             loaded.hits += 1
-            self._hits += 1
             return True
         finally:
             lock.release()
@@ -408,7 +442,7 @@ class ModelManager:
 
     def _unregister(self, resolved_id: str) -> None:
         with self._state_lock:
-            del self._models[resolved_id]
+            self._hits_unregistered += self._models.pop(resolved_id).hits
         self._counters.increment("removals")
 
     def _take_lease(self, resolved_id: str) -> Model:

@@ -499,7 +499,11 @@ def test_remove_never_reports_failure_after_the_unload(registry: FakeRegistry) -
             reached.set()
             super()._forget(resolved_id)
 
-    cache = Signalling(ModelManager(registry), queue_lock_timeout=0)
+    # Over a decorator, the cache has a lock of its own: held here, it blocks
+    # only the cache's bookkeeping (directly over a ModelManager the lock is
+    # the manager's state lock, and the inner unregistration would wait too).
+    cache = Signalling(ModelManagerDecorator(ModelManager(registry)), queue_lock_timeout=0)
+    assert cache._lru_lock is not cache.manager.manager._state_lock
     cache.add_model("a")
     unloading, release = registry.clear_gates["a"] = (threading.Event(), threading.Event())
     remover, outcome = run_in_thread(cache.remove, "a")

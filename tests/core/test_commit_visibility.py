@@ -141,7 +141,7 @@ def test_failed_removal_keeps_the_model_visible(registry: FakeRegistry) -> None:
     assert "x" in stack
     assert cache.lru_order() == ["a", "x", "b"]
     assert len(stack) == 3
-    assert cache._removing == set()
+    assert cache._book.marks == {}
 
 
 def test_eviction_waits_for_a_load_between_registration_and_commit(

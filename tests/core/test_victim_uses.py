@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from modelmanager import LockTimeout, ModelManager, ModelNotFound, WithFixedSizeCache
+from modelmanager.decorators._cache_book import IdState
 
 from .helpers import FakeRegistry, join, run_in_thread
 
@@ -73,7 +74,7 @@ class _Eviction:
     def start(self) -> None:
         self.adder, self.add_outcome = run_in_thread(self.cache.add_model, "c")
         assert self.entered.wait(30), "the eviction of b never reached clear_cache"
-        assert self.cache._unloading == {"b"}
+        assert self.cache._book.state("b") is IdState.UNLOADING
 
     def use_in_thread(self, use: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
         """Run ``use`` in a thread; wait until it waits on the condition or returns."""
@@ -107,7 +108,7 @@ def test_refresh_of_a_committed_victim_waits_then_is_a_no_op(registry: FakeRegis
     assert "error" not in setup.add_outcome
     assert setup.cache.lru_order() == ["a", "c"]
     assert "b" not in setup.cache
-    assert setup.cache._lru == {"a": None, "c": None}  # no phantom (B13)
+    assert setup.cache._book.order() == ["a", "c"]  # no phantom (B13)
 
 
 def test_refresh_of_a_victim_whose_unload_fails_applies_after_it(
@@ -167,7 +168,7 @@ def test_use_of_a_committed_victim_times_out_with_nothing_changed(
     )
     with pytest.raises(LockTimeout, match="eviction of model 'b'"):
         call()
-    assert setup.cache._lru == {"b": None, "a": None}  # b not moved
+    assert setup.cache._book.order() == ["b", "a"]  # b not moved
     assert setup.cache.statistics().lock_timeouts == 1
     setup.finish()
     assert "error" not in setup.add_outcome

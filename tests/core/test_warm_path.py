@@ -26,6 +26,7 @@ from modelmanager import (
     ModelNotFound,
     WithFixedSizeCache,
 )
+from modelmanager.decorators._cache_book import IdState
 
 from .helpers import FakeModel, FakeRegistry, join
 
@@ -287,9 +288,9 @@ def test_warm_add_rescues_a_chosen_victim(registry: FakeRegistry) -> None:
     cache = _cache(ModelManager(registry), max_size=2)
     cache.add_model("a")
     cache.add_model("b")
-    cache._evicting.add("a")  # chosen by an eviction that has not committed yet
+    cache._book.choose("a", "c")  # chosen by an eviction that has not committed yet
     cache.add_model("a")
-    assert "a" not in cache._evicting
+    assert cache._book.state("a") is IdState.COMMITTED
     assert cache.lru_order() == ["b", "a"]
 
 
@@ -304,11 +305,12 @@ def test_warm_add_refuses_a_committed_victim(registry: FakeRegistry) -> None:
         # What _evict_one does before its inner remove: hold, commit, unload.
         with manager.lifecycle("a"):
             with cache._lru_changed:
-                cache._unloading.add("a")
+                cache._book.choose("a", None)
+                cache._book.start_unload("a")
             holding.set()
             assert release.wait(GATE)
             with cache._lru_changed:
-                cache._unloading.discard("a")
+                cache._book.fail_unload("a")
 
     holder = _Worker("holder", commit_and_hold, threading.Event())
     assert holding.wait(GATE)

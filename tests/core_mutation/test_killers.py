@@ -23,6 +23,7 @@ from modelmanager import (
     ScriptedMemoryProbe,
     WithFixedSizeCache,
 )
+from modelmanager.decorators._cache_book import IdState
 from modelmanager.leases import LeaseTable
 from modelmanager.lifecycle import LifecycleTable
 from models_spec.adapter import CoreAdapter
@@ -110,12 +111,13 @@ def test_warm_add_with_pin_pins_the_resolved_id() -> None:
 
 @pytest.mark.parametrize("outer", [False, True], ids=["cache", "decorator-over-cache"])
 def test_a_use_rescues_a_chosen_victim(outer: bool) -> None:
-    """A warm hit on a chosen-but-uncommitted victim rescues it (module doc, ``_evicting``)."""
+    """A warm hit on a chosen-but-uncommitted victim rescues it (EVICTING -> COMMITTED)."""
     stack, cache, _, _ = _stack(outer=outer)
     stack.add_model("a")
-    cache._evicting.add("a")  # chosen by an eviction that has not committed yet
+    cache._book.choose("a", "z")  # chosen by an eviction that has not committed yet
     stack.add_model("a")
-    assert "a" not in cache._evicting
+    assert cache._book.state("a") is IdState.COMMITTED
+    assert not cache._book.evictions_undecided()
 
 
 # ------------------------------------------------------------------ acquire
@@ -576,34 +578,42 @@ def test_concurrent_adds_of_one_id_share_a_slot_and_the_pin() -> None:
     assert result.failure is None, str(result.failure)
 
 
-def test_cache_over_cache_uses_the_inner_warm_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An outer cache answers a warm add through the inner cache's warm path.
+def test_cache_over_cache_takes_the_full_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outer cache over a cache answers a warm add through its full protocol.
 
-    (``_fast_warm_hit_hook`` hands it over; ``_fast_warm_hit`` runs only
-    there.)  No lifecycle is entered, nothing is pinned in the inner cache,
-    and a use rescues a victim the inner cache had chosen.
+    A cache offers no warm step to an outer layer (``_fast_warm_hit_hook`` is
+    None), so the outer add takes the id's lifecycle and its inner add is the
+    inner cache's warm path: the inner LRU moves, a victim the inner cache
+    had chosen is rescued, the hit is counted once, only the outer pins.
     """
     manager = ModelManager(ScriptedRegistry())
     inner = WithFixedSizeCache(manager, max_size=4)
     outer = WithFixedSizeCache(inner, max_size=4)
+    assert inner._fast_warm_hit_hook() is None
     outer.add_model("a")
     outer.add_model("b")
-    inner._evicting.add("a")  # chosen by an inner eviction that has not committed yet
+    inner._book.choose("a", "z")  # chosen by an inner eviction that has not committed yet
     spy = _LifecycleSpy(manager, monkeypatch)
     outer.add_model("a", pin=True)
-    assert spy.calls == []
-    assert "a" not in inner._evicting
+    assert spy.calls == ["a"]
+    assert inner._book.state("a") is IdState.COMMITTED
     assert inner.lru_order() == ["b", "a"]
+    assert outer.lru_order() == ["b", "a"]
     assert outer.pinned() == frozenset({"a"})
     assert inner.pinned() == frozenset()
+    assert outer.statistics().hits == 1
 
 
 def test_cache_over_cache_warm_path_waits_for_the_inner_lru_lock() -> None:
-    """The inner warm path waits for a busy inner LRU lock, then answers (under lockstep)."""
+    """The inner cache's warm path waits for its busy LRU lock, then answers (lockstep)."""
 
     def scenario() -> None:
         manager = ModelManager(ScriptedRegistry())
-        inner = WithFixedSizeCache(manager, max_size=4, queue_lock_timeout=5.0)
+        # Over a decorator, the inner cache has an LRU lock of its own (directly
+        # over the manager it would be the manager's state lock).
+        inner = WithFixedSizeCache(
+            ModelManagerDecorator(manager), max_size=4, queue_lock_timeout=5.0
+        )
         outer = WithFixedSizeCache(inner, max_size=4, queue_lock_timeout=5.0)
         outer.add_model("a")
         outer.add_model("b")
@@ -622,11 +632,13 @@ def test_cache_over_cache_warm_path_waits_for_the_inner_lru_lock() -> None:
 
 
 def test_cache_over_cache_warm_path_times_out_on_a_held_inner_lru_lock() -> None:
-    """The inner warm path's wait on the inner LRU lock is bounded: LockTimeout (I14)."""
+    """The inner cache's wait on its LRU lock is bounded: LockTimeout (I14)."""
 
     def scenario() -> None:
         manager = ModelManager(ScriptedRegistry())
-        inner = WithFixedSizeCache(manager, max_size=4, queue_lock_timeout=1.0)
+        inner = WithFixedSizeCache(
+            ModelManagerDecorator(manager), max_size=4, queue_lock_timeout=1.0
+        )
         outer = WithFixedSizeCache(inner, max_size=4, queue_lock_timeout=1.0)
         outer.add_model("a")
         done = lockstep.threading.Event()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from modelmanager import WithFixedSizeCache
+from modelmanager.decorators._cache_policy import CapacityPolicy
 from models_spec.adapter import CoreAdapter
 from models_spec.bugs._support import VariantAdapter, cache_over_manager
 
@@ -20,13 +23,17 @@ def broken_factory() -> CoreAdapter:
 NOT_AN_ADAPTER = object()
 
 
-class _EvictsUpToThree(WithFixedSizeCache):
+class _UpToThreePolicy(CapacityPolicy):
     """Upstream's capacity eviction: a full cache evicts up to 3 least-recent models."""
 
-    def _select_capacity_victims_locked(
-        self, need: int, leased: frozenset[str], exclude: str
-    ) -> list[str]:
-        return super()._select_capacity_victims_locked(max(need, 3), leased, exclude)
+    def capacity_victims(self, need: int, leased: Collection[str], exclude: str) -> list[str]:
+        return super().capacity_victims(max(need, 3), leased, exclude)
+
+
+class _EvictsUpToThree(WithFixedSizeCache):
+    """The core cache with `_UpToThreePolicy`."""
+
+    policy_class = _UpToThreePolicy
 
 
 def evicts_up_to_three() -> VariantAdapter:

@@ -1,0 +1,337 @@
+"""The cache's bookkeeping: per-id states, capacity slots, LRU order, pins, weights.
+
+Lock-free and thread-unaware on purpose (no ``threading`` import): every
+transition is a few dict or ``OrderedDict`` operations, O(1), and the owner
+(``WithFixedSizeCache``) calls them with its bookkeeping lock held. That split is cachetools' (a
+thirty-line ``LRUCache`` over an ``OrderedDict``, locking kept outside): the
+state machine can be tested alone, sequentially, against a plain model
+(``tests/core/test_cache_book.py``), and the concurrency protocol around it
+only decides *when* a transition happens.
+
+The per-id state machine (:class:`IdState`; ``docs/cache-design.md``)::
+
+    ABSENT    --reserve-->      RESERVED
+    RESERVED  --release-->      ABSENT         (the last slot)
+    RESERVED  --commit-->       COMMITTED
+    COMMITTED --choose-->       EVICTING
+    EVICTING  --use/unchoose--> COMMITTED
+    EVICTING  --start_unload--> UNLOADING
+    UNLOADING --fail_unload-->  COMMITTED
+    COMMITTED --start_remove--> REMOVING
+    EVICTING  --start_remove--> REMOVING       (keeps the choice)
+    REMOVING  --fail_remove-->  COMMITTED or EVICTING
+    listed    --forget-->       ABSENT, or RESERVED if slots remain
+
+* ``RESERVED``: in-flight cold adds hold capacity *slots* (a count: adds of
+  one id share); the id is not in the LRU.
+* ``COMMITTED``: the load succeeded; the id is in the LRU (``lru``), least
+  recent first. Slots may still be held by adds that will join it.
+* ``EVICTING``: chosen as an eviction victim, not yet committed to; a use
+  (:meth:`CacheBook.use`) *rescues* it back to ``COMMITTED``.
+  ``requester`` remembers which add chose it (None: memory pressure).
+* ``UNLOADING``: the eviction committed; its unload runs. ``fail_unload``
+  returns it to ``COMMITTED`` at the same position (I6).
+* ``REMOVING``: a ``remove`` through the cache runs. An eviction may also
+  have chosen it (``chosen`` stays visible); ``fail_remove`` restores the
+  state before (I5: same position).
+* ``forget`` drops an id from the LRU after its unload or removal
+  succeeded: ``ABSENT``, or ``RESERVED`` if adds still hold slots.
+
+Every listed id keeps its LRU position through every mark, so no rollback
+ever needs to reposition anything. An illegal transition raises
+:class:`BookError` and changes nothing: the protocol never makes one, and
+the stateful test checks that each is refused.
+
+Weights (``weights``, ``committed_weight``): the weight each listed id was
+committed with, summed in O(1) for weight-bounded admission.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["BookError", "CacheBook", "IdState"]
+
+
+class BookError(AssertionError):
+    """An illegal transition of the bookkeeping (a bug in its caller). Nothing changed."""
+
+
+class IdState(enum.Enum):
+    """Where one resolved id is in the cache's state machine (module doc)."""
+
+    ABSENT = "absent"
+    RESERVED = "reserved"
+    COMMITTED = "committed"
+    EVICTING = "evicting"
+    UNLOADING = "unloading"
+    REMOVING = "removing"
+
+
+_EVICTING = IdState.EVICTING
+_UNLOADING = IdState.UNLOADING
+_REMOVING = IdState.REMOVING
+
+
+class _Mark:
+    """A listed id in transition: EVICTING, UNLOADING or REMOVING (+ an eviction's choice)."""
+
+    __slots__ = ("chosen", "requester", "state")
+
+    def __init__(self, state: IdState, chosen: bool, requester: str | None) -> None:
+        self.state = state
+        self.chosen = chosen  # an eviction chose it (EVICTING, or REMOVING chosen meanwhile)
+        self.requester = requester  # the add that chose it; None: memory pressure
+
+    def __repr__(self) -> str:
+        chosen = f", chosen by {self.requester!r}" if self.chosen else ""
+        return f"<{self.state.value}{chosen}>"
+
+
+class CacheBook:
+    """The bookkeeping of one cache (module doc). Not thread-safe: the owner locks.
+
+    Public attributes are read by the owner's hot paths directly (the warm
+    path reads ``lru``, ``marks`` and ``pins``); change them only through the
+    methods, which keep the counters and the state machine consistent.
+    """
+
+    __slots__ = (
+        "committed_weight",
+        "lru",
+        "marks",
+        "pins",
+        "slots",
+        "weights",
+    )
+
+    def __init__(self) -> None:
+        self.lru: OrderedDict[str, Any] = OrderedDict()
+        """Listed (committed) ids -> payload, least recently used first."""
+        self.marks: dict[str, _Mark] = {}
+        """Listed ids in transition (EVICTING, UNLOADING, REMOVING); empty when idle."""
+        self.slots: dict[str, int] = {}
+        """Ids -> capacity slots held by in-flight adds (ids at zero are not stored)."""
+        self.pins: set[str] = set()
+        """Pinned resolved ids: configuration, independent of the state."""
+        self.weights: dict[str, int] = {}
+        """Listed ids -> the weight they were committed with."""
+        self.committed_weight = 0
+        """Sum of ``weights``."""
+
+    # ------------------------------------------------------------ queries
+
+    def state(self, resolved_id: str) -> IdState:
+        """The id's state (O(1))."""
+        mark = self.marks.get(resolved_id)
+        if mark is not None:
+            return mark.state
+        if resolved_id in self.lru:
+            return IdState.COMMITTED
+        return IdState.RESERVED if resolved_id in self.slots else IdState.ABSENT
+
+    def listed(self, resolved_id: str) -> bool:
+        """Whether the id is in the LRU (COMMITTED, EVICTING, UNLOADING or REMOVING)."""
+        return resolved_id in self.lru
+
+    def chosen(self, resolved_id: str) -> bool:
+        """Whether an eviction chose the id and has not committed or dropped it yet."""
+        mark = self.marks.get(resolved_id)
+        return mark is not None and mark.chosen
+
+    def requester(self, resolved_id: str) -> str | None:
+        """The add that chose the id as a capacity victim (None: memory, or not chosen)."""
+        mark = self.marks.get(resolved_id)
+        return mark.requester if mark is not None and mark.chosen else None
+
+    def slots_of(self, resolved_id: str) -> int:
+        """Capacity slots held for the id."""
+        return self.slots.get(resolved_id, 0)
+
+    def unlisted_slots(self) -> int:
+        """How many ids hold slots without being listed: loads in flight here (O(slots))."""
+        lru = self.lru
+        return sum(1 for resolved_id in self.slots if resolved_id not in lru)
+
+    def evictions_undecided(self) -> bool:
+        """Whether an eviction is in progress: some id chosen or UNLOADING (O(marks))."""
+        return any(mark.chosen or mark.state is _UNLOADING for mark in self.marks.values())
+
+    def leaving(self) -> Iterator[str]:
+        """Listed ids whose unload or removal runs (UNLOADING, REMOVING); O(marks)."""
+        return (rid for rid, mark in self.marks.items() if mark.state is not _EVICTING)
+
+    def order(self) -> list[str]:
+        """The listed ids, least recently used first (a copy; O(n))."""
+        return list(self.lru)
+
+    def __len__(self) -> int:
+        return len(self.lru)
+
+    def __repr__(self) -> str:
+        return (
+            f"CacheBook(lru={list(self.lru)!r}, marks={self.marks!r}, slots={self.slots!r}, "
+            f"pins={sorted(self.pins)!r}, committed_weight={self.committed_weight})"
+        )
+
+    # -------------------------------------------------------- transitions
+
+    def reserve(self, resolved_id: str) -> None:
+        """One more capacity slot for the id (any state)."""
+        self.slots[resolved_id] = self.slots.get(resolved_id, 0) + 1
+
+    def release(self, resolved_id: str) -> None:
+        """Give back one slot (a failed, joined or timed-out add). Requires one held."""
+        held = self.slots.get(resolved_id, 0)
+        if not held:
+            raise BookError(f"release({resolved_id!r}): no slot is held")
+        self._drop_slot(resolved_id, held)
+
+    def commit(self, resolved_id: str, payload: Any = None, weight: int = 0) -> None:
+        """RESERVED -> COMMITTED at the most-recent end; the committing add's slot goes."""
+        held = self.slots.get(resolved_id, 0)
+        if resolved_id in self.lru or not held:
+            raise BookError(f"commit({resolved_id!r}) from {self.state(resolved_id).value}")
+        self._drop_slot(resolved_id, held)
+        self.lru[resolved_id] = payload
+        if weight:
+            self.weights[resolved_id] = weight
+            self.committed_weight += weight
+
+    def adopt(self, resolved_ids: Iterable[str], payloads: Iterable[Any] = ()) -> None:
+        """List models loaded before the cache existed (ABSENT -> COMMITTED, in order)."""
+        ids = list(resolved_ids)
+        if self.lru or self.slots or len(set(ids)) != len(ids):
+            raise BookError("adopt() needs an empty book and distinct ids")
+        values = list(payloads) or [None] * len(ids)
+        self.lru.update(zip(ids, values, strict=True))
+
+    def set_payload(self, resolved_id: str, payload: Any) -> None:
+        """Replace a listed id's payload (position unchanged)."""
+        if resolved_id not in self.lru:
+            raise BookError(f"set_payload({resolved_id!r}): not listed")
+        self.lru[resolved_id] = payload
+
+    def set_weight(self, resolved_id: str, weight: int) -> None:
+        """Replace a listed id's weight (position unchanged)."""
+        if resolved_id not in self.lru:
+            raise BookError(f"set_weight({resolved_id!r}): not listed")
+        self.committed_weight += weight - self.weights.pop(resolved_id, 0)
+        if weight:
+            self.weights[resolved_id] = weight
+
+    def use(self, resolved_id: str) -> bool:
+        """A use: a listed id that is not UNLOADING moves to the most-recent end.
+
+        A chosen victim is rescued (EVICTING -> COMMITTED; a REMOVING id loses
+        the choice). Returns False, nothing changed, for an unlisted or
+        UNLOADING id.
+        """
+        lru = self.lru
+        if resolved_id not in lru:
+            return False
+        mark = self.marks.get(resolved_id)
+        if mark is not None:
+            if mark.state is _UNLOADING:
+                return False
+            if mark.chosen:
+                self._unchoose(resolved_id, mark)
+        lru.move_to_end(resolved_id)
+        return True
+
+    def choose(self, resolved_id: str, requester: str | None) -> None:
+        """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add."""
+        if resolved_id not in self.lru:
+            raise BookError(f"choose({resolved_id!r}): not listed")
+        mark = self.marks.get(resolved_id)
+        if mark is None:
+            self.marks[resolved_id] = _Mark(_EVICTING, True, requester)
+        elif mark.state is _REMOVING and not mark.chosen:
+            mark.chosen = True
+            mark.requester = requester
+        else:
+            raise BookError(f"choose({resolved_id!r}) from {mark!r}")
+
+    def unchoose(self, resolved_id: str) -> None:
+        """Drop an eviction's choice (EVICTING -> COMMITTED; REMOVING stays). Position kept."""
+        mark = self.marks.get(resolved_id)
+        if mark is None or not mark.chosen:
+            raise BookError(f"unchoose({resolved_id!r}): not chosen")
+        self._unchoose(resolved_id, mark)
+
+    def start_unload(self, resolved_id: str) -> str | None:
+        """EVICTING -> UNLOADING (the eviction commits). Returns the requester."""
+        mark = self.marks.get(resolved_id)
+        if mark is None or mark.state is not _EVICTING:
+            raise BookError(f"start_unload({resolved_id!r}) from {self.state(resolved_id).value}")
+        requester = mark.requester
+        mark.state, mark.chosen, mark.requester = _UNLOADING, False, None
+        return requester
+
+    def fail_unload(self, resolved_id: str) -> None:
+        """UNLOADING -> COMMITTED: the unload failed; the position is unchanged (I6)."""
+        mark = self.marks.get(resolved_id)
+        if mark is None or mark.state is not _UNLOADING:
+            raise BookError(f"fail_unload({resolved_id!r}) from {self.state(resolved_id).value}")
+        del self.marks[resolved_id]
+
+    def start_remove(self, resolved_id: str) -> bool:
+        """COMMITTED or EVICTING -> REMOVING; False (nothing changed) if not listed."""
+        if resolved_id not in self.lru:
+            return False
+        mark = self.marks.get(resolved_id)
+        if mark is None:
+            self.marks[resolved_id] = _Mark(_REMOVING, False, None)
+        elif mark.state is _EVICTING:
+            mark.state = _REMOVING  # keeps the choice
+        else:
+            raise BookError(f"start_remove({resolved_id!r}) from {mark!r}")
+        return True
+
+    def fail_remove(self, resolved_id: str) -> None:
+        """REMOVING -> COMMITTED (or EVICTING if still chosen): the removal failed (I5)."""
+        mark = self.marks.get(resolved_id)
+        if mark is None or mark.state is not _REMOVING:
+            raise BookError(f"fail_remove({resolved_id!r}) from {self.state(resolved_id).value}")
+        if mark.chosen:
+            mark.state = _EVICTING
+        else:
+            del self.marks[resolved_id]
+
+    def forget(self, resolved_id: str) -> bool:
+        """A listed id leaves (its unload or removal succeeded). False if not listed."""
+        if resolved_id not in self.lru:
+            return False
+        del self.lru[resolved_id]
+        self.marks.pop(resolved_id, None)
+        self.committed_weight -= self.weights.pop(resolved_id, 0)
+        return True
+
+    def pin(self, resolved_id: str) -> None:
+        """Pin the id (any state; pins are configuration)."""
+        self.pins.add(resolved_id)
+
+    def unpin(self, resolved_id: str) -> bool:
+        """Unpin the id; whether it was pinned."""
+        if resolved_id in self.pins:
+            self.pins.discard(resolved_id)
+            return True
+        return False
+
+    # ------------------------------------------------------------- helpers
+
+    def _drop_slot(self, resolved_id: str, held: int) -> None:
+        if held == 1:
+            del self.slots[resolved_id]
+        else:
+            self.slots[resolved_id] = held - 1
+
+    def _unchoose(self, resolved_id: str, mark: _Mark) -> None:
+        if mark.state is _EVICTING:
+            del self.marks[resolved_id]
+        else:
+            mark.chosen = False
+            mark.requester = None

@@ -1,0 +1,189 @@
+"""The cache's policy: how full it is, what to evict, whether a cold add may proceed.
+
+Pure decisions over the bookkeeping (:class:`~._cache_book.CacheBook`) and
+what the inner layer reports (registration, leases); no locks, no waits, no
+unloads. The cache calls every method with its bookkeeping lock held and
+acts on the answer (:mod:`.fixed_size_cache`): it waits, evicts outside the
+lock, or reserves a slot.
+
+Occupancy counts what the cache has promised memory to: the models loaded
+at this layer plus the capacity slots of cold loads in flight (semantics 3
+of the upstream-bugs notes). A listed id whose removal or unload has
+already unregistered it inside is no longer loaded here, and one that holds
+a slot again is back in flight.
+
+Extension points (one decision each; a known-bug variant overrides one by
+subclassing :class:`CapacityPolicy` and naming the subclass in the cache's
+``policy_class``):
+
+* :meth:`CapacityPolicy.in_flight` — capacity slots of loads in flight.
+* :meth:`CapacityPolicy.occupied` — models loaded at this layer.
+* :meth:`CapacityPolicy.needed` — how many models must go to admit one more.
+* :meth:`CapacityPolicy.evictable` — whether a listed id may be chosen.
+* :meth:`CapacityPolicy.capacity_victims` / :meth:`CapacityPolicy.memory_victims`.
+* :meth:`CapacityPolicy.still_chosen` — the revalidation at an eviction's commit.
+* :meth:`CapacityPolicy.admit` — the whole admission decision.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Collection
+
+from modelmanager.decorators._cache_book import CacheBook, IdState
+
+__all__ = ["MEMORY_EVICTIONS_PER_ROUND", "Admission", "CapacityPolicy"]
+
+MEMORY_EVICTIONS_PER_ROUND = 3
+"""Upstream's round size for memory-pressure eviction."""
+
+_EVICTING = IdState.EVICTING
+_REMOVING = IdState.REMOVING
+
+
+class Admission(enum.Enum):
+    """What a cold add's admission step should do next (see :meth:`CapacityPolicy.admit`)."""
+
+    RESERVE = "reserve"
+    """Room is there (or a slot for the same id is shared): reserve a slot."""
+    EVICT = "evict"
+    """Evict the returned victims (outside the lock), then decide again."""
+    WAIT = "wait"
+    """Wait (bounded) for an in-flight load or an undecided eviction, then decide again."""
+    FULL = "full"
+    """Every registered model is pinned or leased: the cache's full-cache policy decides."""
+
+
+class CapacityPolicy:
+    """Capacity and victim decisions for one cache (module doc). Not thread-safe.
+
+    ``registered`` answers whether an id is registered in the inner layer
+    (lock-free). ``max_size`` is the bound in models.
+    """
+
+    def __init__(self, book: CacheBook, registered: Callable[[str], bool], max_size: int) -> None:
+        self.book = book
+        self.registered = registered
+        self.max_size = max_size
+
+    # ----------------------------------------------------------- occupancy
+
+    def present(self, resolved_id: str) -> bool:
+        """Whether the id is loaded at this layer (listed, and not already gone inside)."""
+        book = self.book
+        if resolved_id not in book.lru:
+            return False
+        mark = book.marks.get(resolved_id)
+        if mark is not None and mark.state is not _EVICTING:
+            return self.registered(resolved_id)  # unregistered inside: gone already
+        return True
+
+    def occupied(self) -> int:
+        """How many models are loaded at this layer (O(marks))."""
+        registered = self.registered
+        gone = sum(1 for resolved_id in self.book.leaving() if not registered(resolved_id))
+        return len(self.book.lru) - gone
+
+    def in_flight(self) -> int:
+        """How many ids hold capacity slots without being loaded here (O(marks))."""
+        book = self.book
+        registered = self.registered
+        back = sum(
+            1
+            for resolved_id in book.leaving()
+            if resolved_id in book.slots and not registered(resolved_id)
+        )
+        return book.unlisted_slots() + back
+
+    def committing(self) -> bool:
+        """Whether a load is registered inside but not committed here yet (O(slots))."""
+        book = self.book
+        registered = self.registered
+        return any(
+            resolved_id not in book.lru and registered(resolved_id) for resolved_id in book.slots
+        )
+
+    def needed(self, requester: str) -> int:
+        """How many models must go before ``requester`` (not in flight, not present) fits."""
+        return self.occupied() + self.in_flight() + 1 - self.max_size
+
+    # ------------------------------------------------------------- victims
+
+    def evictable(self, candidate: str, leased: Collection[str], exclude: str | None) -> bool:
+        """Whether a listed id may be chosen: not pinned, leased, chosen or leaving."""
+        if candidate == exclude or candidate in self.book.pins or candidate in leased:
+            return False
+        mark = self.book.marks.get(candidate)
+        if mark is None:
+            return True
+        # A removal in progress may still fail; until the model is unregistered
+        # inside, evicting it is what a sequential order would do (it is least
+        # recent). Once unregistered, evicting it makes no room.
+        return mark.state is _REMOVING and not mark.chosen and self.registered(candidate)
+
+    def capacity_victims(self, need: int, leased: Collection[str], exclude: str) -> list[str]:
+        """Up to ``need`` evictable ids, least recent first."""
+        victims: list[str] = []
+        if need <= 0:
+            return victims
+        evictable = self.evictable
+        for candidate in self.book.lru:
+            if evictable(candidate, leased, exclude):
+                victims.append(candidate)
+                if len(victims) == need:
+                    break
+        return victims
+
+    def memory_victims(self, limit: int, leased: Collection[str], exclude: str) -> list[str]:
+        """A memory-pressure round: up to ``limit`` evictable ids, least recent first.
+
+        Pinned, leased and in-progress ids are skipped without using the budget.
+        """
+        return self.capacity_victims(limit, leased, exclude)
+
+    def still_chosen(self, victim: str, requester: str | None, leased: Collection[str]) -> bool:
+        """At an eviction's commit: whether ``victim`` (its choice dropped) is still chosen.
+
+        A memory victim (``requester`` None) always is: the probe decided, not
+        the occupancy. A capacity victim is when the add that chose it still
+        needs room and :meth:`capacity_victims` would choose it again now (an
+        unpin, a lease given back or a removal may have changed either).
+        Earlier victims of the same batch are gone and later ones are still
+        marked chosen, so for the base selection ``victim`` must be the
+        least-recent evictable id.
+        """
+        if requester is None:
+            return True
+        if requester in self.book.slots or self.present(requester):
+            need = 0  # another add of the same id holds a slot now: it shares it
+        else:
+            need = self.needed(requester)  # a removal or a released slot may have made room
+        return victim in self.capacity_victims(need, leased, requester)
+
+    # ----------------------------------------------------------- admission
+
+    def admit(self, resolved_id: str, leased: Collection[str]) -> tuple[Admission, list[str]]:
+        """The next step of ``resolved_id``'s admission (see :class:`Admission`).
+
+        Evictions run one at a time: while another add's victim is undecided,
+        or a load is registered inside but not committed here, the answer is
+        WAIT (choosing around it would not be linearizable if it fails). An
+        add short of evictable models waits for in-flight loads *before*
+        evicting anything, so a timeout changes nothing.
+        """
+        book = self.book
+        if resolved_id in book.slots or self.present(resolved_id):
+            return Admission.RESERVE, []  # share the slot, or it got loaded meanwhile
+        need = self.needed(resolved_id)
+        if need <= 0:
+            return Admission.RESERVE, []
+        if book.evictions_undecided() or self.committing():
+            return Admission.WAIT, []
+        victims = self.capacity_victims(need, leased, resolved_id)
+        if len(victims) == need:
+            return Admission.EVICT, victims
+        if self.in_flight():
+            return Admission.WAIT, []
+        if victims:
+            return Admission.EVICT, victims  # evict what can go; the next pass is FULL
+        return Admission.FULL, []
