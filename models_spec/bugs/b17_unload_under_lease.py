@@ -10,7 +10,8 @@ Three ways of putting it back, one variant each:
   and commits the victim without the core's lease re-check (`_evict_one`):
   two overrides of one step, choosing and committing a victim.  The unload
   then waits for the lease, so an add made while holding a lease on the
-  victim waits for itself until its timeout (I17); the core skips leased models and admits over capacity instead.
+  victim waits for itself until its timeout (I17); the core skips leased
+  models and admits over capacity instead.
 * ``non-atomic-acquire``: `WithFixedSizeCache.acquire` is ``add_model`` then
   ``lease`` (one override) with a window in between
   (`between_add_and_lease`, a switch point; real-thread tests pause there):
