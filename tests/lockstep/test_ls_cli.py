@@ -327,3 +327,39 @@ def test_explore_prints_the_verdict_and_takes_the_shared_knobs():
     assert code == cli.EXIT_OK
     assert "with at most 2 preemptions" in text
     assert run_cli("explore", "samples.cli_scenarios:correct", "--time-budget", "0")[0] == 2
+
+
+def test_explore_failure_names_its_files_and_replays_from_another_directory(tmp_path):
+    """explore saves the schedule and an HTML timeline, prints both absolute paths, and
+    the printed command reproduces the failure from an unrelated directory (the
+    schedule records where `samples` was imported from)."""
+    path = _explore_failure(tmp_path)
+    code, text = run_cli(
+        "explore",
+        "samples.cli_scenarios:lost_update",
+        "--budget",
+        "300",
+        "--save-dir",
+        str(tmp_path / "again"),
+    )
+    assert code == cli.EXIT_FAILURE
+    saved = next((tmp_path / "again").glob("*.json")).resolve()
+    html = saved.with_suffix(".html")
+    assert f"Schedule saved to {saved}" in text
+    assert f"HTML timeline:     {html}" in text
+    assert "lost update: 1" in html.read_text(encoding="utf-8")
+    assert Schedule.load(path).import_paths == (str(HERE),)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    package_root = str(pathlib.Path(lockstep.__file__).parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "lockstep._cli", "replay", str(saved)],
+        env={**os.environ, "PYTHONPATH": package_root},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=elsewhere,
+    )
+    assert proc.returncode == cli.EXIT_FAILURE, proc.stderr
+    assert "lost update: 1" in proc.stdout
