@@ -126,9 +126,12 @@ BUG = Bug(
         needs=frozenset({"leases", "capacity"}),
     ),
     variants=(
+        # DPOR (preemption bound 2) reaches it at execution 489 since the cache split
+        # changed the order of the core's switch points: past the suite's variant
+        # budget of 360, so it is not claimed here (PCT and random find it well within).
         Variant(
             cache_over_manager(manager_cls=NoLeaseDrainManager),
-            caught_by=("pct", "dpor", "random"),
+            caught_by=("pct", "random"),
         ),
         # DPOR's default order times the drain out before the others block.
         Variant(
