@@ -398,7 +398,7 @@ class Driver:
     def perform(self, op: Op, process: str) -> None:
         """Run `op` through the stack as `process`, record it, check its postconditions."""
         mark = self.ghost.mark()
-        ident = _thread.get_ident()
+        ident = lockstep.threading.get_ident()  # the logical thread's, on every backend
         before = self.snapshot() if op.exclusive else None
         error: Exception | None = None
         try:

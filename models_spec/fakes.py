@@ -46,6 +46,7 @@ __all__ = [
     "TornDownModelError",
     "UnknownModelId",
     "checkpoint",
+    "thread_ident",
 ]
 
 LOAD = "load"
@@ -64,6 +65,21 @@ def checkpoint(label: str, *, resource: object = None) -> None:
     fn = getattr(lockstep, "checkpoint", None)
     if fn is not None:
         fn(label, resource=resource)
+
+
+def thread_ident() -> int:
+    """The calling thread's identity: lockstep's logical thread inside a run.
+
+    `lockstep.threading.get_ident()` (a virtual id per logical thread inside a
+    run, the real `_thread.get_ident()` outside one). The real id alone is not
+    enough: on lockstep's greenlet backend every logical thread of an
+    execution shares one OS thread.
+    """
+    try:
+        from lockstep import threading as ls_threading  # noqa: PLC0415 - optional, lazily
+    except ImportError:  # pragma: no cover - lockstep ships with this distribution
+        return _thread.get_ident()
+    return ls_threading.get_ident()
 
 
 class ScriptedLoadError(RuntimeError):
@@ -312,7 +328,7 @@ class Ghost:
             resolved_id=resolved_id,
             attempt=attempt,
             token=token,
-            thread=_thread.get_ident(),
+            thread=thread_ident(),
             error=error,
         )
         self.events.append(event)

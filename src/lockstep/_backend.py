@@ -6,36 +6,46 @@ execution contexts: it starts a logical thread, parks the running one and resume
 chosen one, tells the watchdog which OS thread a logical thread runs on, and tears
 everything down. Two implementations, one file each:
 
+* ``"greenlet"`` (:mod:`lockstep._greenlet_backend`, the default): every logical
+  thread of an execution is a greenlet on one *carrier* OS thread; a switch is a
+  greenlet switch (about a microsecond).
 * ``"thread"`` (:mod:`lockstep._thread_backend`): every logical thread is an OS
   thread that waits on its own baton (a raw lock); a switch hands the baton over.
+  Choose it for code that needs a real OS thread per logical thread (see
+  ``docs/backends.md``).
 
-An execution is a function of its choices only, so the same choices give the same
-trace on every backend.
+Both give the same schedules: an execution is a function of its choices only, so the
+same choices give the same trace on either backend.
 
-Calling contract (Run guarantees it; backends rely on it):
+Calling contract (Run and explore/replay guarantee it; backends rely on it):
 
-* ``execute(run)`` is called on the *controller* thread (the caller of explore/replay).
-  It makes the first decision (``run.first_decision()``), runs the execution until
-  control comes back (``run.release_controller()``), waits with ``run.wait_done()``
-  (the backend-independent watchdog), then unwinds every logical thread (raising
-  ``_Abort`` at its switch point) and returns. A logical thread that cannot be unwound
-  is abandoned and counted in ``run.leaked``; the process stays usable.
+* ``run_session(body)`` runs ``body()`` (which runs a series of executions: an
+  exploration, a replay) where executions are cheapest, and returns its result; the
+  caller's thread (the *controller*) waits, and the watchdog (:mod:`lockstep._watchdog`)
+  reports a run that stops taking steps. When a stalled run cannot be unwound it raises
+  :class:`SessionAbandoned` carrying that run (its failure recorded): the process stays
+  usable, the session's state is lost.
+* ``execute(run)`` runs one execution: the first decision (``run.first_decision()``),
+  then the logical threads until control comes back (``run.release_controller()``),
+  then unwinds every logical thread (raising ``_Abort`` at its switch point). A
+  logical thread that cannot be unwound is abandoned and counted in ``run.leaked``.
 * ``spawn(run, lt)`` creates ``lt``'s context, parked. When first resumed it runs
   ``run.thread_main(lt)`` and then resumes the thread that returns (None: the
-  controller). Called by the running logical thread, or by Run on the controller
-  before ``execute`` for thread 0.
+  controller). Called by the running logical thread, or by Run before ``execute`` for
+  thread 0.
 * ``transfer(run, current, target)`` is called by the running logical thread
   ``current``: it parks ``current`` and resumes ``target`` (None: the execution is
-  over, control goes back to the controller), and returns when ``current`` is resumed.
+  over), and returns when ``current`` is resumed.
 * ``os_thread_ident(lt)`` names the OS thread ``lt`` runs on (for stack dumps).
 * ``close()`` releases what the backend keeps between executions (idempotent).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
 
@@ -44,8 +54,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKEND_NAMES",
+    "ENV_VAR",
     "Backend",
     "BackendUnavailable",
+    "SessionAbandoned",
     "default_backend",
     "make_backend",
     "open_backend",
@@ -53,17 +65,37 @@ __all__ = [
     "set_default_backend",
 ]
 
-BACKEND_NAMES: Final = ("thread",)
+BACKEND_NAMES: Final = ("greenlet", "thread")
+ENV_VAR: Final = "LOCKSTEP_BACKEND"
+"""The environment variable naming the default backend (inherited by worker processes)."""
 
 
 class BackendUnavailable(LockstepError):
     """The requested backend cannot run here (e.g. greenlet is not installed)."""
 
 
+_T = TypeVar("_T")
+
+
+class SessionAbandoned(Exception):
+    """A session's executor was stuck in uncontrolled code and had to be abandoned.
+
+    ``run`` is the execution that stalled; its stall failure is recorded.
+    """
+
+    def __init__(self, run: Run) -> None:
+        super().__init__("the execution stalled and could not be unwound")
+        self.run = run
+
+
 class Backend(Protocol):
     """Execution contexts for logical threads (see the module docstring for the contract)."""
 
     name: str
+
+    def run_session(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` (a series of executions), watched; raises SessionAbandoned."""
+        ...
 
     def execute(self, run: Run) -> None:
         """Run ``run`` from its first decision to its end and tear it down (controller)."""
@@ -89,11 +121,32 @@ class Backend(Protocol):
 _default: str | None = None
 
 
+def _greenlet_available() -> bool:
+    try:
+        import greenlet  # noqa: F401, PLC0415 - probing an optional import
+    except ImportError:
+        return False
+    return True
+
+
 def default_backend() -> str:
-    """The backend used when none is named."""
+    """The backend used when none is named.
+
+    ``set_default_backend``'s choice, else the ``LOCKSTEP_BACKEND`` environment variable,
+    else "greenlet" when greenlet is installed, else "thread". Raises InvalidArgument
+    for a ``LOCKSTEP_BACKEND`` that names no backend.
+    """
     if _default is not None:
         return _default
-    return "thread"
+    named = os.environ.get(ENV_VAR)
+    if named:
+        if named not in BACKEND_NAMES:
+            raise InvalidArgument(
+                f"{ENV_VAR}={named!r} names no backend; expected one of "
+                f"{', '.join(map(repr, BACKEND_NAMES))}"
+            )
+        return named
+    return "greenlet" if _greenlet_available() else "thread"
 
 
 def set_default_backend(name: str | None) -> str | None:
@@ -125,6 +178,16 @@ def make_backend(name: str) -> Backend:
         from lockstep._thread_backend import ThreadBackend  # noqa: PLC0415 - one per name
 
         return ThreadBackend()
+    if name == "greenlet":
+        if not _greenlet_available():
+            raise BackendUnavailable(
+                "the greenlet backend needs the 'greenlet' package (pip install greenlet); "
+                "or run on the thread backend: backend='thread' (lockstep check --backend "
+                "thread, @pytest.mark.lockstep(backend='thread'))"
+            )
+        from lockstep._greenlet_backend import GreenletBackend  # noqa: PLC0415
+
+        return GreenletBackend()
     raise InvalidArgument(f"unknown backend {name!r}")
 
 

@@ -136,7 +136,7 @@ def run_execution(
         backend=backend,
         races=options.races,
     )
-    main = primitives.Thread(name="main")
+    main = primitives.Thread._ls_for_run("main")
     try:
         run.execute(scenario, main)
     finally:

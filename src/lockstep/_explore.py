@@ -9,16 +9,18 @@ returned with its schedule, trace and replay command.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import time as _real_time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import attrs
 
-from lockstep._backend import open_backend
+from lockstep._backend import SessionAbandoned, open_backend
 from lockstep._execution import (
     ModuleRef,
     Scenario,
@@ -190,54 +192,47 @@ def explore(
         import_paths=_import_paths(scenario, (*patch_modules, *line_list, *import_modules)),
     )
     start = _real_time.perf_counter()
-    executions = 0
-    total_steps = 0
-    max_threads = 0
-    max_steps_seen = 0
-    exhausted = False
-    out_of_time = False
-    watched = False
-    declared: dict[str, str] = {}
-    failure: Failure | None = None
-    shrink_runs = 0
-    switch_points: dict[str, int] = {}
+    tally = _Tally()
     progress_display = _Progress(progress, budget)
     deadline = None if time_budget is None else _now() + float(time_budget)
-    with _patch_context(patch_modules), open_backend(options.backend) as session:
+
+    def body() -> None:
         try:
             for _ in range(budget):
-                if deadline is not None and executions and _now() >= deadline:
-                    out_of_time = True
+                if deadline is not None and tally.executions and _now() >= deadline:
+                    tally.out_of_time = True
                     break
                 strategy.begin_execution()
                 run = run_execution(scenario, strategy, options, template, session)
-                executions += 1
-                if run.memory is not None:
-                    watched = True
-                    declared.update(run.memory.declared)
-                total_steps += run.step
-                max_threads = max(max_threads, len(run.threads))
-                max_steps_seen = max(max_steps_seen, run.step)
-                _count_switch_points(run, switch_points)
+                tally.count(run)
                 outcome = run.outcome()
                 try:
                     more = strategy.end_execution(outcome)
                 except StrategyFailure as exc:
-                    failure = _strategy_failure(run, exc)
+                    tally.failure = _strategy_failure(run, exc)
                     break
                 if outcome.failure is not None:
-                    failure = outcome.failure
+                    tally.failure = outcome.failure
                     break
-                progress_display.update(executions)
+                progress_display.update(tally.executions)
                 if not more:
-                    exhausted = True
+                    tally.exhausted = True
                     break
         finally:
             progress_display.close()
-        if failure is not None and shrink and failure.kind not in _NOT_SHRUNK:
-            failure, shrink_runs = shrink_failure(
-                scenario, failure, options, budget=shrink_budget, backend=session
+        if tally.failure is not None and shrink and tally.failure.kind not in _NOT_SHRUNK:
+            tally.failure, tally.shrink_runs = shrink_failure(
+                scenario, tally.failure, options, budget=shrink_budget, backend=session
             )
+
+    with _patch_context(patch_modules), open_backend(options.backend) as session:
+        try:
+            session.run_session(body)
+        except SessionAbandoned as abandoned:  # stuck in uncontrolled code: report it as is
+            tally.count(abandoned.run)
+            tally.failure = abandoned.run.failure()
+    failure = tally.failure
+    executions, exhausted, out_of_time = tally.executions, tally.exhausted, tally.out_of_time
     if failure is not None and failure.replay_command is None:
         failure = failure.with_replay_command(replay_command_for(failure.schedule))
     elapsed = _real_time.perf_counter() - start
@@ -261,35 +256,42 @@ def explore(
         template.strategy,
         template.seed,
         preemption_bound=preemption_bound if isinstance(preemption_bound, int) else None,
-        watched=watched,
-        races_checked=watched and options.races,
-        benign=tuple(sorted(declared)),
+        watched=tally.watched,
+        races_checked=tally.watched and options.races,
+        benign=tuple(sorted(tally.declared)),
         failure_kind=None if failure is None else failure.kind,
         time_budget=None if time_budget is None else float(time_budget),
     )
     return ExploreResult(
-        executions=executions,
-        exhausted=exhausted,
+        executions=tally.executions,
+        exhausted=tally.exhausted,
         failure=failure,
         elapsed=elapsed,
-        schedules_per_second=executions / elapsed if elapsed > 0 else 0.0,
-        steps=total_steps,
+        schedules_per_second=tally.executions / elapsed if elapsed > 0 else 0.0,
+        steps=tally.steps,
         strategy=template.strategy,
         seed=template.seed,
         pct_bound=bound if isinstance(bound, float) else None,
-        max_threads=max_threads,
-        max_steps_seen=max_steps_seen,
-        shrink_executions=shrink_runs,
+        max_threads=tally.max_threads,
+        max_steps_seen=tally.max_steps_seen,
+        shrink_executions=tally.shrink_runs,
         verdict=verdict,
-        switch_points=switch_points,
+        switch_points=tally.switch_points,
     )
 
 
+_LOCATION = operator.attrgetter("location")
+
+
 def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
-    """Add the steps of ``run`` to ``counts`` by the source file they were taken in."""
-    for step in run.steps:
-        filename = step.op.location.rpartition(":")[0] or step.op.location
-        counts[filename] = counts.get(filename, 0) + 1
+    """Add the steps of ``run`` to ``counts`` by the source file they were taken in.
+
+    Counted per location first (a C loop over the operations, no step record built:
+    this runs after every execution), then per file.
+    """
+    for location, n in Counter(map(_LOCATION, run.step_ops())).items():
+        filename = location.rpartition(":")[0] or location
+        counts[filename] = counts.get(filename, 0) + n
 
 
 def _import_paths(scenario: Scenario, modules: Iterable[ModuleRef]) -> tuple[str, ...]:
@@ -299,6 +301,33 @@ def _import_paths(scenario: Scenario, modules: Iterable[ModuleRef]) -> tuple[str
         names.append(scenario_module)
     names.extend(resolve_module(m) for m in modules)
     return import_roots(names)
+
+
+class _Tally:
+    """What an exploration has done so far (kept outside its body: see SessionAbandoned)."""
+
+    def __init__(self) -> None:
+        self.executions = 0
+        self.steps = 0
+        self.max_threads = 0
+        self.max_steps_seen = 0
+        self.exhausted = False
+        self.out_of_time = False
+        self.watched = False
+        self.declared: dict[str, str] = {}
+        self.failure: Failure | None = None
+        self.shrink_runs = 0
+        self.switch_points: dict[str, int] = {}
+
+    def count(self, run: Run) -> None:
+        self.executions += 1
+        if run.memory is not None:
+            self.watched = True
+            self.declared.update(run.memory.declared)
+        self.steps += run.step
+        self.max_threads = max(self.max_threads, len(run.threads))
+        self.max_steps_seen = max(self.max_steps_seen, run.step)
+        _count_switch_points(run, self.switch_points)
 
 
 def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
@@ -360,9 +389,16 @@ def replay(
     )
     effective = attrs.evolve(effective, races=options.races)
     strategy = ReplayStrategy(schedule)
-    with _patch_context(patch_modules), open_backend(options.backend) as session:
+
+    def body() -> Run:
         strategy.begin_execution()
-        run = run_execution(scenario, strategy, options, effective.with_choices(()), session)
+        return run_execution(scenario, strategy, options, effective.with_choices(()), session)
+
+    with _patch_context(patch_modules), open_backend(options.backend) as session:
+        try:
+            run = session.run_session(body)
+        except SessionAbandoned as abandoned:  # stuck in uncontrolled code: report it as is
+            run = abandoned.run
     failure = run.failure()
     if failure is None and strategy.consumed < len(schedule.choices):
         failure = Failure(

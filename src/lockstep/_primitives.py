@@ -99,11 +99,13 @@ class _Bound:
     def __init__(self) -> None:
         self._ls_run: Run | None = None
         self._ls_id = PrimitiveId(self._ls_kind, 0)
+        self._ls_label = str(self._ls_id)  # str(_ls_id), kept: it labels every operation
 
     def _ls_bind(self, run: Run) -> PrimitiveId:
         if self._ls_run is not run:
             self._ls_run = run
             self._ls_id = run.new_id(self._ls_kind)
+            self._ls_label = str(self._ls_id)
             self._ls_reset()
         return self._ls_id
 
@@ -143,7 +145,7 @@ class Lock(_Bound):
         if run.in_invariant:
             return True
         rid = self._ls_bind(run)
-        label = str(rid)
+        label = self._ls_label
         if not blocking:
             run.switch(lt, "Lock.acquire", rid, label)
             if self._owner is not None:
@@ -179,7 +181,7 @@ class Lock(_Bound):
         if run.in_invariant:
             return
         rid = self._ls_bind(run)
-        run.switch(lt, "Lock.release", rid, str(rid))
+        run.switch(lt, "Lock.release", rid, self._ls_label)
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         self._owner = None
@@ -193,7 +195,7 @@ class Lock(_Bound):
         if run.in_invariant:
             return self._ls_run is run and self._owner is not None
         rid = self._ls_bind(run)
-        run.switch(lt, "Lock.locked", rid, str(rid))
+        run.switch(lt, "Lock.locked", rid, self._ls_label)
         return self._owner is not None
 
     def __enter__(self) -> bool:
@@ -239,7 +241,7 @@ class RLock(Lock):
         if run.in_invariant:
             return True
         rid = self._ls_bind(run)
-        label = str(rid)
+        label = self._ls_label
         if self._owner is lt:
             run.switch(lt, "RLock.acquire", rid, label)
             self._count += 1
@@ -268,7 +270,7 @@ class RLock(Lock):
         if run.in_invariant:
             return
         rid = self._ls_bind(run)
-        run.switch(lt, "RLock.release", rid, str(rid))
+        run.switch(lt, "RLock.release", rid, self._ls_label)
         if self._owner is not lt:
             raise RuntimeError("cannot release un-acquired lock")
         self._count -= 1
@@ -347,8 +349,8 @@ class Condition(_Bound):
             return None
         lock = self._ls_controlled_lock()
         run = lt.run
-        label = str(self._ls_bind(run))
-        return lt, lock, lock._ls_bind(run), label
+        self._ls_bind(run)
+        return lt, lock, lock._ls_bind(run), self._ls_label
 
     # -- lock delegation ---------------------------------------------------------------
 
@@ -498,7 +500,7 @@ class Event(_Bound):
         run = lt.run
         if not run.in_invariant:
             rid = self._ls_bind(run)
-            run.switch(lt, kind, rid, str(rid))
+            run.switch(lt, kind, rid, self._ls_label)
         return lt
 
     def is_set(self) -> bool:
@@ -540,7 +542,7 @@ class Event(_Bound):
             lt,
             "Event.wait",
             rid,
-            str(rid),
+            self._ls_label,
             enabled=self._ls_is_flag,
             deadline=deadline,
             blocker=self,
@@ -591,14 +593,14 @@ class Semaphore(_Bound):
         rid = self._ls_bind(run)
         kind = f"{self._ls_kind}.acquire"
         if not blocking:
-            run.switch(lt, kind, rid, str(rid))
+            run.switch(lt, kind, rid, self._ls_label)
             if self._value == 0:
                 return False
         elif not run.switch(
             lt,
             kind,
             rid,
-            str(rid),
+            self._ls_label,
             enabled=self._ls_positive,
             deadline=_wait_deadline(run, timeout),
             blocker=self,
@@ -620,7 +622,7 @@ class Semaphore(_Bound):
         if run.in_invariant:
             return
         rid = self._ls_bind(run)
-        run.switch(lt, f"{self._ls_kind}.release", rid, str(rid))
+        run.switch(lt, f"{self._ls_kind}.release", rid, self._ls_label)
         self._ls_check_release(n)
         self._value += n
         for _ in range(n):
@@ -663,6 +665,45 @@ class BoundedSemaphore(Semaphore):
             raise ValueError("Semaphore released too many times")
 
 
+class _StartFlag:
+    """``Thread._started`` of a Thread built inside a run: a flag with Event's methods.
+
+    A real ``threading.Event`` (a Condition over a Lock) is the most expensive part of
+    ``threading.Thread.__init__``; a logical thread only needs the flag.
+    """
+
+    __slots__ = ("_flag",)
+
+    def __init__(self) -> None:
+        self._flag = False
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def set(self) -> None:
+        self._flag = True
+
+    def clear(self) -> None:
+        self._flag = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._flag
+
+
+_PER_THREAD = frozenset({"_target", "_name", "_args", "_kwargs", "_daemonic", "_started"})
+_prototype: dict[str, Any] | None = None
+
+
+def _thread_prototype() -> dict[str, Any]:
+    """The attributes ``threading.Thread.__init__`` sets that are the same for every
+    never-started thread, on this interpreter (computed once)."""
+    global _prototype
+    if _prototype is None:
+        real = _real_threading.Thread(target=None, name="lockstep-prototype", daemon=True)
+        _prototype = {k: v for k, v in vars(real).items() if k not in _PER_THREAD}
+    return _prototype
+
+
 class Thread(_real_threading.Thread):
     """threading.Thread; inside a run, a logical thread scheduled by lockstep.
 
@@ -671,11 +712,13 @@ class Thread(_real_threading.Thread):
     timeout as a choice), ``is_alive`` is a switch point, ``ident`` is a virtual,
     deterministic id. Default names are deterministic ("Thread-1 (target)"), and
     ``daemon`` defaults to the creating logical thread's. Subclasses overriding ``run``
-    work in both modes.
+    work in both modes. A Thread created inside a run skips what only an OS thread
+    needs (it gets that if it is ever started outside a run).
     """
 
     _ls_thread: LogicalThread | None = None
-    _started: _real_threading.Event  # set by threading.Thread.__init__ (CPython internals)
+    _ls_light = False  # built by _ls_light_init: no OS-thread state yet
+    _started: Any  # set by threading.Thread.__init__ (CPython internals) or _ls_light_init
 
     def __init__(
         self,
@@ -688,13 +731,48 @@ class Thread(_real_threading.Thread):
         daemon: bool | None = None,
     ) -> None:
         lt = current_logical_thread()
-        if lt is not None:
-            if name is None:
-                name = lt.run.new_thread_name(target)
-            if daemon is None:
-                daemon = lt.daemon
-        super().__init__(group, target, name, args, kwargs, daemon=daemon)
-        self._ls_thread = None
+        if lt is None:
+            super().__init__(group, target, name, args, kwargs, daemon=daemon)
+            self._ls_thread = None
+            return
+        if name is None:
+            name = lt.run.new_thread_name(target)
+        if group is not None:
+            raise AssertionError("group argument must be None for now")
+        if daemon is None:
+            daemon = lt.daemon
+        self._ls_light_init(target, name, args, kwargs, daemon=daemon)
+
+    def _ls_light_init(
+        self,
+        target: Callable[..., object] | None,
+        name: str,
+        args: Iterable[Any],
+        kwargs: Mapping[str, Any] | None,
+        *,
+        daemon: bool,
+    ) -> None:
+        """threading.Thread.__init__ without the state only an OS thread needs."""
+        namespace = vars(self)
+        namespace.update(_thread_prototype())
+        namespace.update(
+            _target=target,
+            _name=str(name),
+            _args=args,
+            _kwargs={} if kwargs is None else kwargs,
+            _daemonic=bool(daemon),
+            _started=_StartFlag(),
+            _stderr=sys.stderr,
+            _ls_thread=None,
+            _ls_light=True,
+        )
+
+    @classmethod
+    def _ls_for_run(cls, name: str) -> Thread:
+        """The Thread object of a run's thread 0 (never an OS thread)."""
+        thread = cls.__new__(cls)
+        thread._ls_light_init(None, name, (), None, daemon=False)
+        return thread
 
     def _ls_attach(self, lt: LogicalThread) -> None:
         """Bind this object to logical thread ``lt`` (used for thread 0 "main")."""
@@ -705,6 +783,18 @@ class Thread(_real_threading.Thread):
         """Start the thread (inside a run: create a logical thread, step "Thread.start")."""
         lt = current_logical_thread()
         if lt is None:
+            if self._ls_light and self._ls_thread is None:
+                # Built inside a run, started outside one: give it an OS thread's state.
+                built = vars(self)
+                super().__init__(
+                    None,
+                    built.get("_target"),
+                    self.name,
+                    built.get("_args", ()),
+                    built.get("_kwargs"),
+                    daemon=self.daemon,
+                )
+                self._ls_light = False
             super().start()
             return
         if self._started.is_set() or self._ls_thread is not None:
@@ -747,7 +837,7 @@ class Thread(_real_threading.Thread):
         run.switch(
             lt,
             "Thread.join",
-            PrimitiveId("Thread", target.index),
+            target.resource,
             _thread_label(target),
             enabled=lambda: target.finished,
             deadline=_wait_deadline(run, timeout),
@@ -767,9 +857,7 @@ class Thread(_real_threading.Thread):
                 raise LockstepError(f"{self!r} was started outside this lockstep run")
             return False if lt is not None else super().is_alive()
         if lt is not None and not lt.run.in_invariant:
-            lt.run.switch(
-                lt, "Thread.is_alive", PrimitiveId("Thread", target.index), _thread_label(target)
-            )
+            lt.run.switch(lt, "Thread.is_alive", target.resource, _thread_label(target))
         return not target.finished
 
     @property

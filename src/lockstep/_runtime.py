@@ -37,17 +37,19 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import operator
 import os
 import sys
 import threading as _real_threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from lockstep._failure import BlockedThread, Failure, FailureKind
+from lockstep._fastattrs import fast_constructor
 from lockstep._schedule import Choice, Schedule
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
-from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord, Trace
+from lockstep._trace import LazySteps, OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep._watchdog import wait_for_controller
 from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
@@ -78,6 +80,12 @@ _tls = _real_threading.local()
 DEFAULT_STALL_TIMEOUT = 30.0
 
 Predicate = Callable[[], bool]
+_NO_THREADS: frozenset[int] = frozenset()
+# Built at every step: positional constructors that skip attrs' per-field setattr.
+_new_op = fast_constructor(OpDescriptor)
+_new_context = tuple.__new__  # StepContext is a NamedTuple
+_new_record = fast_constructor(StepRecord)
+_ROW_OP = operator.itemgetter(1)  # a step row's OpDescriptor
 
 
 class _Abort(BaseException):
@@ -103,13 +111,41 @@ def in_run() -> bool:
     return getattr(_tls, "thread", None) is not None
 
 
+#: filename -> whether it belongs to the lockstep package (asked at every switch point).
+_INTERNAL_FILES: dict[str, bool] = {}
+#: (id(code), instruction offset) -> (code, "file:line"). Holding the code object keeps
+#: its id from being reused while the entry exists.
+_LOCATIONS: dict[tuple[int, int], tuple[object, str]] = {}
+_MAX_LOCATIONS = 100_000
+
+
 def _user_location(skip: int = 2) -> str:
-    """file:line of the first frame outside the lockstep package."""
-    frame: FrameType | None = sys._getframe(skip)
+    """file:line of the first frame outside the lockstep package (cached per call site).
+
+    ``skip``: how many frames above this one are certainly inside lockstep (not
+    looking at them saves creating their frame objects).
+    """
+    try:
+        frame: FrameType | None = sys._getframe(skip)
+    except ValueError:  # the stack is not that deep
+        return "?"
+    internal_files = _INTERNAL_FILES
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR):
-            return f"{filename}:{frame.f_lineno}"
+        code = frame.f_code
+        filename = code.co_filename
+        internal = internal_files.get(filename)
+        if internal is None:
+            internal = internal_files[filename] = filename.startswith(_PACKAGE_DIR)
+        if not internal:
+            key = (id(code), frame.f_lasti)
+            known = _LOCATIONS.get(key)
+            if known is not None and known[0] is code:
+                return known[1]
+            if len(_LOCATIONS) >= _MAX_LOCATIONS:
+                _LOCATIONS.clear()
+            location = f"{filename}:{frame.f_lineno}"
+            _LOCATIONS[key] = (code, location)
+            return location
         frame = frame.f_back
     return "?"
 
@@ -142,12 +178,16 @@ class LogicalThread:
         "exited",
         "finished",
         "index",
+        "locals",
         "location",
         "name",
         "pending",
+        "resource",
         "run",
+        "run_choice",
         "target",
         "thread_obj",
+        "timeout_choice",
         "wake_kind",
     )
 
@@ -178,6 +218,12 @@ class LogicalThread:
         self.finished = False
         self.exited = False
         self.location = "?"
+        #: Its threading.local attributes (lockstep._local), by local object.
+        self.locals: dict[int, dict[str, Any]] | None = None
+        #: This thread's two possible choices (built once: the scheduler offers them often).
+        self.resource = PrimitiveId("Thread", index)  # its start/end/join dependency key
+        self.run_choice = Choice.of(index, "run")
+        self.timeout_choice = Choice.of(index, "timeout")
 
     @property
     def ident(self) -> int:
@@ -244,11 +290,16 @@ class Run:
         self.threads: list[LogicalThread] = []
         self.clock = 0.0
         self.step = 0
-        self.steps: list[StepRecord] = []
+        #: One compact row per step; StepRecords are built from them on demand (steps()).
+        self._rows: list[tuple[Any, ...]] = []
+        self._steps_built: list[StepRecord] = []
+        self._ops: dict[tuple[str, str, str], OpDescriptor] = {}
         self.choices: list[Choice] = []
         self.failure_info: _FailureInfo | None = None
         self.internal_error: BaseException | None = None
         self.aborting = False
+        #: Control came back to the controller (teardown may still be running).
+        self.over = False
         self.in_invariant = False
         self.leaked = 0
         self._done = _thread.allocate_lock()
@@ -300,7 +351,7 @@ class Run:
             self, len(self.threads), name, target, daemon=daemon, thread_obj=thread_obj
         )
         lt.location = location or code_location(target)
-        lt.pending = OpDescriptor("start", PrimitiveId("Thread", lt.index), name, lt.location)
+        lt.pending = OpDescriptor("start", lt.resource, name, lt.location)
         self.threads.append(lt)
         if thread_obj is not None:
             thread_obj._ls_attach(lt)
@@ -334,7 +385,7 @@ class Run:
                 self.switch(
                     lt,
                     "end",
-                    PrimitiveId("Thread", lt.index),
+                    lt.resource,
                     lt.name,
                     location=lt.location,
                 )
@@ -360,6 +411,7 @@ class Run:
 
     def release_controller(self) -> None:
         """Give control back to the controller: the execution is over (backends only)."""
+        self.over = True
         # Already released when two failures race during teardown.
         with contextlib.suppress(RuntimeError):
             self._done.release()
@@ -401,7 +453,15 @@ class Run:
         """
         if self.aborting:
             raise _Abort
-        lt.pending = OpDescriptor(kind, resource, label, location or _user_location(2))
+        # switch() is only called from inside lockstep, so the first frame that may be
+        # the user's is its caller's caller (3 frames up from _user_location).
+        if location is None:
+            location = _user_location(3)
+        ops = self._ops  # one OpDescriptor per (kind, label, location): they are values
+        op = ops.get((kind, label, location))
+        if op is None or op.resource is not resource:
+            op = ops[(kind, label, location)] = _new_op(kind, resource, label, location)
+        lt.pending = op
         lt.enabled = enabled
         lt.deadline = deadline
         lt.blocker = blocker
@@ -468,25 +528,35 @@ class Run:
             return None
         if self.invariants and current is not None and not self._check_invariants(current):
             return None
-        live = [t for t in self.threads if not t.finished]
-        if not any(not t.daemon for t in live):
-            return None  # every non-daemon thread finished: the execution is complete
+        # One pass over the threads (this runs at every step: keep it lean).
         choices: list[Choice] = []
-        enabled: set[int] = set()
-        timeouts: set[int] = set()
-        for t in live:
-            if t.enabled is None or t.enabled():
-                choices.append(Choice.of(t.index, "run"))
-                enabled.add(t.index)
+        enabled: list[int] = []
+        timeouts: list[int] = []
+        pending: dict[int, OpDescriptor] = {}
+        running = False  # some non-daemon thread is still alive
+        for t in self.threads:
+            if t.finished:
+                continue
+            if not t.daemon:
+                running = True
+            op = t.pending
+            if op is not None:
+                pending[t.index] = op
+            can_run = t.enabled
+            if can_run is None or can_run():
+                choices.append(t.run_choice)
+                enabled.append(t.index)
             elif t.deadline is not None:
-                choices.append(Choice.of(t.index, "timeout"))
-                timeouts.add(t.index)
+                choices.append(t.timeout_choice)
+                timeouts.append(t.index)
+        if not running:
+            return None  # every non-daemon thread finished: the execution is complete
         if not choices:
             self.fail(
                 "deadlock",
                 f"deadlock after {self.step} steps: every live thread is blocked "
                 "and none has a pending timeout",
-                deadlock=tuple(self._blocked_row(t) for t in live),
+                deadlock=tuple(self._blocked_row(t) for t in self.threads if not t.finished),
             )
             return None
         if self.step >= self.max_steps:
@@ -497,17 +567,22 @@ class Run:
                 thread=current,
             )
             return None
-        pending = {t.index: t.pending for t in live if t.pending is not None}
         frozen_enabled = frozenset(enabled)
-        frozen_timeouts = frozenset(timeouts)
-        ctx = StepContext(
-            step=self.step,
-            current=None if current is None else current.index,
-            enabled=frozen_enabled,
-            timeouts=frozen_timeouts,
-            pending=pending,
-            thread_names=self.thread_names,
-            clock=self.clock,
+        frozen_timeouts = frozenset(timeouts) if timeouts else _NO_THREADS
+        names = self._names_cache
+        if len(names) != len(self.threads):
+            names = self.thread_names
+        ctx = _new_context(
+            StepContext,
+            (
+                self.step,
+                None if current is None else current.index,
+                frozen_enabled,
+                frozen_timeouts,
+                pending,
+                names,
+                self.clock,
+            ),
         )
         try:
             choice = self.strategy.choose(choices, ctx)
@@ -520,12 +595,16 @@ class Run:
             # and re-raise it from explore()/replay() instead of blaming a thread.
             self.internal_error = exc
             return None
-        if choice not in choices:
-            self.internal_error = LockstepError(
-                f"strategy {type(self.strategy).__name__} returned {choice!r}, "
-                f"which is not one of the choices {choices!r}"
-            )
-            return None
+        for offered in choices:  # identity first: strategies return the offered objects
+            if offered is choice:
+                break
+        else:
+            if choice not in choices:
+                self.internal_error = LockstepError(
+                    f"strategy {type(self.strategy).__name__} returned {choice!r}, "
+                    f"which is not one of the choices {choices!r}"
+                )
+                return None
         chosen = self.threads[choice.thread]
         if choice.kind == "timeout":
             assert chosen.deadline is not None
@@ -533,24 +612,57 @@ class Run:
         chosen.wake_kind = choice.kind
         op = chosen.pending
         assert op is not None
-        self.steps.append(
-            StepRecord(
-                index=self.step,
-                thread=chosen.index,
-                thread_name=chosen.name,
-                op=op,
-                choice=choice,
-                preemption=ctx.is_preemption(choice),
-                enabled=frozen_enabled,
-                timeouts=frozen_timeouts,
-                pending=tuple(pending.items()),  # built in thread-index order
-                clock=self.clock,
+        self._rows.append(
+            (
+                chosen,
+                op,
+                choice,
+                (
+                    current is not None
+                    and current.index in frozen_enabled
+                    and choice.thread != current.index
+                ),  # preemption: StepContext.is_preemption, inlined
+                frozen_enabled,
+                frozen_timeouts,
+                pending,  # never changed after this step
+                self.clock,
             )
         )
         self.choices.append(choice)
         self.step += 1
         self.last = chosen
         return chosen
+
+    @property
+    def steps(self) -> Sequence[StepRecord]:
+        """The step records so far, in order (built from the compact rows on first use,
+        then extended as steps are added). Read-only: do not modify it."""
+        built = self._steps_built
+        rows = self._rows
+        for index in range(len(built), len(rows)):
+            chosen, op, choice, preemption, enabled, timeouts, pending, clock = rows[index]
+            built.append(
+                _new_record(
+                    index,
+                    chosen.index,
+                    chosen.name,
+                    op,
+                    choice,
+                    preemption,
+                    enabled,
+                    timeouts,
+                    tuple(pending.items()),  # built in thread-index order
+                    clock,
+                )
+            )
+        return built
+
+    def step_ops(self) -> Iterator[OpDescriptor]:
+        """The operation of each step so far, in order (builds no step record)."""
+        return map(_ROW_OP, self._rows)
+
+    def _all_steps(self) -> tuple[StepRecord, ...]:
+        return tuple(self.steps)
 
     def _blocked_row(self, t: LogicalThread) -> BlockedThread:
         op = t.pending
@@ -586,7 +698,7 @@ class Run:
 
     def trace(self) -> Trace:
         """The step trace of this execution."""
-        return Trace(tuple(self.steps), self.thread_names)
+        return Trace(self._all_steps(), self.thread_names)
 
     def failure(self) -> Failure | None:
         """The Failure value of this execution, or None if it passed."""
@@ -615,7 +727,9 @@ class Run:
 
     def outcome(self) -> ExecutionOutcome:
         """What the strategy's end_execution receives."""
-        return ExecutionOutcome(tuple(self.choices), tuple(self.steps), self.failure())
+        return ExecutionOutcome(
+            tuple(self.choices), LazySteps(len(self._rows), self._all_steps), self.failure()
+        )
 
 
 def _line_switch(lt: LogicalThread, location: str) -> None:

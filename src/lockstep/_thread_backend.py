@@ -26,14 +26,17 @@ import contextlib
 import ctypes
 import sys
 import threading as _real_threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from lockstep._runtime import Abort, make_line_tracer, set_current_logical_thread
 
 if TYPE_CHECKING:
     from lockstep._runtime import LogicalThread, Run
 
-__all__ = ["ThreadBackend"]
+__all__ = ["ThreadBackend", "inject_abort"]
+
+_T = TypeVar("_T")
 
 
 class ThreadBackend:
@@ -90,6 +93,10 @@ class ThreadBackend:
         """Release ``target``'s baton (or the controller), then wait for ours."""
         self._hand_to(run, target)
         current.baton.acquire()
+
+    def run_session(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` on the caller's thread: each execution is watched on its own."""
+        return body()
 
     def execute(self, run: Run) -> None:
         """Hand the baton to the first thread, wait (watchdog), tear down."""

@@ -9,15 +9,15 @@ thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html`
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Collection, Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
+from typing import Any, overload
 
 import attrs
 
 from lockstep._schedule import Choice
 from lockstep._text import TEXT_WIDTH, abbreviate, wrap_lines
 
-__all__ = ["OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
+__all__ = ["LazySteps", "OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
 
 
 @attrs.frozen(slots=True)
@@ -95,6 +95,61 @@ class StepRecord:
         if self.choice.kind == "timeout":
             text = f"timeout of {text}"
         return text
+
+
+class LazySteps(Sequence[StepRecord]):
+    """The step records of one execution, built on first use (read-only, tuple-like).
+
+    The scheduler keeps a compact row per step and builds the :class:`StepRecord`
+    values only when someone reads them: most executions of an exploration pass and
+    are never looked at again. Indexing, slicing (a tuple), iteration, ``len`` (without
+    building anything), equality with any sequence of the same records, and hashing
+    behave as for the tuple of records.
+    """
+
+    __slots__ = ("_build", "_length", "_records")
+
+    def __init__(self, length: int, build: Callable[[], tuple[StepRecord, ...]]) -> None:
+        self._length = length
+        self._build: Callable[[], tuple[StepRecord, ...]] | None = build
+        self._records: tuple[StepRecord, ...] | None = None
+
+    def records(self) -> tuple[StepRecord, ...]:
+        """Every record, as a tuple (built now if needed)."""
+        records = self._records
+        if records is None:
+            assert self._build is not None
+            records = self._records = self._build()
+            self._build = None
+        return records
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> StepRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[StepRecord, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> StepRecord | tuple[StepRecord, ...]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        return iter(self.records())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazySteps):
+            other = other.records()
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return self.records() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self.records())
+
+    def __repr__(self) -> str:
+        return repr(self.records())
 
 
 @attrs.frozen(slots=True)

@@ -23,7 +23,7 @@ Calling contract (the runtime guarantees it; strategies may rely on it):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import attrs
 
@@ -34,8 +34,7 @@ from lockstep._trace import OpDescriptor, StepRecord
 __all__ = ["ExecutionOutcome", "StepContext", "Strategy", "check_timeouts", "runs_first"]
 
 
-@attrs.frozen(slots=True)
-class StepContext:
+class StepContext(NamedTuple):
     """What a strategy may know at one step.
 
     ``step``: 0-based index of the choice being made (== number of steps so far).
@@ -46,6 +45,10 @@ class StepContext:
     kind, resource key (dependency: PrimitiveId, checkpoint resource or None) and label.
     ``thread_names``: names of all threads created so far, by index.
     ``clock``: virtual monotonic time now.
+
+    An immutable record like the others, but a ``NamedTuple`` rather than an attrs
+    class: the scheduler builds one at every step, and a tuple is the record CPython
+    builds fastest (about a quarter of the cost of a frozen attrs instance).
     """
 
     step: int
@@ -76,12 +79,13 @@ class ExecutionOutcome:
 
     ``choices``: the choices made, in order (== schedule). ``steps``: per step the
     executing thread, its operation (kind, resource key, label, location), the enabled
-    set, the timeouts and every live thread's pending operation. ``failure``: the failure
+    set, the timeouts and every live thread's pending operation: a read-only sequence
+    (the scheduler builds the records on first access; ``len`` is free). ``failure``: the failure
     (None when the execution passed).
     """
 
     choices: tuple[Choice, ...]
-    steps: tuple[StepRecord, ...]
+    steps: Sequence[StepRecord]
     failure: Failure | None
 
     @property

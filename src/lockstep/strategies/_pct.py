@@ -96,10 +96,10 @@ class PCTStrategy:
 
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """Update n and k from the execution; always wants more."""
-        steps = len(outcome.steps)
+        steps = len(outcome.choices)  # one choice per step (reading the records costs more)
         self._observed_k = max(self._observed_k, steps)
         self._k = max(self._k, steps)
-        threads = 1 + max((s.thread for s in outcome.steps), default=0)
+        threads = 1 + max((c.thread for c in outcome.choices), default=0)
         self._observed_n = max(self._observed_n, threads)
         return True
 

@@ -69,6 +69,8 @@ class RandomStrategy:
         """A uniformly random run choice, or (sometimes) a random timeout."""
         if len(choices) == 1:
             return choices[0]
+        if not step.timeouts:  # every choice is a "run": the same draw as below, sooner
+            return self._rng.choice(choices)
         runs = [c for c in choices if c.kind == "run"]
         if len(runs) < len(choices) and (not runs or self._rng.random() < self.timeout_probability):
             return self._rng.choice([c for c in choices if c.kind == "timeout"])
