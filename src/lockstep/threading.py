@@ -12,6 +12,7 @@ import threading as _threading
 from typing import Any
 
 from lockstep._barrier import Barrier, BrokenBarrierError
+from lockstep._local import local
 from lockstep._primitives import (
     TIMEOUT_MAX,
     BoundedSemaphore,
@@ -52,7 +53,6 @@ __all__ = [
 ]
 
 enumerate = enumerate_threads  # mirrors threading.enumerate (shadowing is the point)
-local = _threading.local  # per OS thread, and every logical thread has its own OS thread
 
 
 def __getattr__(name: str) -> Any:
