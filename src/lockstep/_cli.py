@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from lockstep._backend import BACKEND_NAMES
+from lockstep._backend import ENV_VAR as BACKEND_ENV_VAR
 from lockstep._check import CheckUsageError, available_cpus, run_check
 from lockstep._explore import explore, replay
 from lockstep._failure import Failure, format_exception
@@ -173,6 +175,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         patch=args.patch,
         line_modules=args.line_module,
         stall_diagnosis=args.stall_diagnosis,
+        backend=args.backend,
     )
     if result.failure is not None:
         _print_failure(result.failure.with_replay_command(_same_command(args)), out)
@@ -193,6 +196,8 @@ def _same_command(args: argparse.Namespace) -> str:
         parts += ["--patch", module]
     for module in args.line_module or ():
         parts += ["--line-module", module]
+    if args.backend is not None:
+        parts += ["--backend", args.backend]
     return shlex.join(parts)
 
 
@@ -219,7 +224,7 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         print(f"(no trace: {exc})", file=out)
         return EXIT_INPUT if args.html else EXIT_OK
     result: ExecutionResult = replay(
-        scenario, schedule, patch=args.patch, line_modules=args.line_module
+        scenario, schedule, patch=args.patch, line_modules=args.line_module, backend=args.backend
     )
     print(result.trace.swimlanes(limit=None), file=out)
     if result.failure is not None:
@@ -291,6 +296,7 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
         races=not args.no_races,
         time_budget=args.time_budget,
         stall_diagnosis=args.stall_diagnosis,
+        backend=args.backend,
     )
     print(result.summary(), file=out)
     for module in args.patch or ():
@@ -340,6 +346,21 @@ def _save_unique(schedule: Schedule, directory: Path, stem: str) -> Path:
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
+    if args.backend is None:
+        return _check_suites(args, out)
+    # The default backend of this process and of the suites' worker processes.
+    saved = os.environ.get(BACKEND_ENV_VAR)
+    os.environ[BACKEND_ENV_VAR] = args.backend
+    try:
+        return _check_suites(args, out)
+    finally:
+        if saved is None:
+            del os.environ[BACKEND_ENV_VAR]
+        else:
+            os.environ[BACKEND_ENV_VAR] = saved
+
+
+def _check_suites(args: argparse.Namespace, out: TextIO) -> int:
     options = SuiteOptions(
         budget=args.budget,
         seed=args.seed,
@@ -417,6 +438,16 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32, width=100)
 
 
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=BACKEND_NAMES,
+        default=None,
+        help="where logical threads run: greenlet (one OS thread, fast; the default) or "
+        "thread (an OS thread each, for code that needs real threads); same schedules",
+    )
+
+
 def _add_stall(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stall-diagnosis",
@@ -480,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_patch(p_replay, recorded=True)
     _add_stall(p_replay)
+    _add_backend(p_replay)
     p_replay.set_defaults(handler=_replay)
 
     p_show = sub.add_parser(
@@ -497,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--html", metavar="OUT", help="also write an HTML timeline to OUT (default: none)"
     )
     add_patch(p_show, recorded=True)
+    _add_backend(p_show)
     p_show.set_defaults(handler=_show)
 
     p_explore = sub.add_parser(
@@ -560,6 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_patch(p_explore, recorded=False)
     _add_stall(p_explore)
+    _add_backend(p_explore)
     p_explore.set_defaults(handler=_explore)
 
     cpus = available_cpus()
@@ -625,6 +659,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress and no table: only failures and the summary (default: off)",
     )
     _add_stall(p_check)
+    _add_backend(p_check)
     p_check.set_defaults(handler=_check)
     return parser
 

@@ -6,9 +6,12 @@ Fixture values are created once per test, not per execution.
 
 Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``seed``,
 ``patch`` (modules or dotted names), ``max_steps``, ``invariant``, ``shrink``,
-``granularity``, ``line_modules``, ``races``, ``stall_diagnosis``. Command-line options
-override the marker: ``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``; a
-budget below 1 is a usage error (pytest exits 4 before running anything).
+``granularity``, ``line_modules``, ``races``, ``stall_diagnosis``, ``backend``
+("greenlet" or "thread"). Command-line options override the marker:
+``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``; a budget below 1 is
+a usage error (pytest exits 4 before running anything). ``--lockstep-backend`` is the
+backend of the tests whose marker names none (a test that needs real OS threads keeps
+``backend="thread"``).
 
 A failing exploration saves its schedule and an HTML timeline under
 ``--lockstep-save-dir`` (default ``./lockstep-failures``) and the failure explains
@@ -58,6 +61,7 @@ _MARKER_KEYS = frozenset(
         "line_modules",
         "races",
         "stall_diagnosis",
+        "backend",
     }
 )
 _USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR
@@ -87,6 +91,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="strategy name: random, pct, dfs, dpor (overrides the marker)",
     )
     group.addoption(
+        "--lockstep-backend",
+        default=None,
+        choices=("greenlet", "thread"),
+        help="backend of the @pytest.mark.lockstep tests whose marker names none "
+        "(default: greenlet; thread gives each logical thread an OS thread)",
+    )
+    group.addoption(
         "--lockstep-replay",
         default=None,
         metavar="FILE",
@@ -111,7 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "lockstep(budget=1000, strategy='random', seed=0, patch=(), max_steps=10000, "
-        "invariant=None, shrink=True): run the test as a lockstep scenario under explore()",
+        "invariant=None, shrink=True, backend=None): run the test as a lockstep scenario "
+        "under explore()",
     )
 
 
@@ -198,6 +210,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     stall: dict[str, Any] = (
         {"stall_diagnosis": kwargs["stall_diagnosis"]} if "stall_diagnosis" in kwargs else {}
     )
+    backend = kwargs.get("backend") or config.getoption("--lockstep-backend")
     # Absolute test path and rootdir: the command works from any directory, with the
     # same node id (the rootdir decides it) as the one the schedule records.
     runnable = shlex.join(["--rootdir", str(config.rootpath), f"{config.rootpath}/{nodeid}"])
@@ -211,6 +224,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
                 patch=patch,
                 line_modules=line_modules,
                 invariant=invariant,
+                backend=backend,
                 **stall,
             )
             if result.failure is not None:
@@ -240,6 +254,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
             invariant=invariant,
             progress=False,
             races=kwargs.get("races", True),
+            backend=backend,
             **stall,
         )
     except (lockstep.LockstepError, OSError) as exc:

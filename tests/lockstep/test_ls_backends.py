@@ -1,0 +1,424 @@
+"""Backends: the same choices give the same trace; what a thread sees is its own.
+
+Every test here runs on both backends (the ``backend`` fixture of conftest.py). The
+cross-backend tests record executions on the fixture's backend and replay them on the
+other one, so each direction is checked once.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import pathlib
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+import samples.racy_module as racy
+from samples.golden_scenarios import pipeline
+
+import lockstep
+from lockstep import PCTStrategy, RandomStrategy, Schedule, explore, replay, spawn
+from lockstep._backend import (
+    BACKEND_NAMES,
+    ENV_VAR,
+    BackendUnavailable,
+    default_backend,
+    make_backend,
+    set_default_backend,
+)
+from lockstep.errors import InvalidArgument, InvalidArgumentType
+from lockstep.strategies import Choice, ExecutionOutcome, StepContext
+
+OTHER = {"greenlet": "thread", "thread": "greenlet"}
+
+
+class Recorder:
+    """Wraps a strategy and keeps every execution's choices, step records and failure."""
+
+    def __init__(self, inner: lockstep.Strategy) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "recorder")
+        self.seed = getattr(inner, "seed", None)
+        self.runs: list[tuple[tuple[Choice, ...], tuple[Any, ...], Any]] = []
+
+    def begin_execution(self) -> None:
+        self.inner.begin_execution()
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        return self.inner.choose(choices, step)
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        self.runs.append((outcome.choices, tuple(outcome.steps), outcome.failure))
+        return self.inner.end_execution(outcome)
+
+
+def _failure_key(failure: Any) -> tuple[str, str] | None:
+    return None if failure is None else (failure.kind, failure.message)
+
+
+def _explore_and_replay_elsewhere(
+    scenario: Callable[[], object], backend: str, strategies: Sequence[lockstep.Strategy], **kw: Any
+) -> int:
+    """Explore on ``backend``; replay every execution on the other one; compare."""
+    compared = 0
+    for strategy in strategies:
+        recorder = Recorder(strategy)
+        explore(scenario, strategy=recorder, budget=25, shrink=False, **kw)
+        for choices, steps, failure in recorder.runs:
+            again = replay(
+                scenario,
+                Schedule(choices=choices, granularity=kw.get("granularity", "op")),
+                backend=OTHER[backend],
+                line_modules=kw.get("line_modules"),
+            )
+            assert again.trace.steps == steps  # every field of every step record
+            assert _failure_key(again.failure) == _failure_key(failure)
+            compared += 1
+    return compared
+
+
+def test_every_primitive_gives_the_same_trace_on_the_other_backend(backend):
+    """Executions of a scenario using every primitive (queue, event, RLock, semaphore,
+    condition with timeouts, sleep, timed join) replay on the other backend with equal
+    step records: thread, operation, location, enabled set, pending ops, clock."""
+    strategies = [RandomStrategy(seed) for seed in range(3)] + [PCTStrategy(seed=7)]
+    assert _explore_and_replay_elsewhere(pipeline, backend, strategies) >= 10
+
+
+def test_line_granularity_gives_the_same_trace_on_the_other_backend(backend):
+    """Traced lines are switch points on both backends (greenlets switch from inside the
+    trace function) and the same choices give the same line-level trace."""
+
+    def scenario():
+        counter = racy.Counter()
+        threads = [spawn(counter.increment) for _ in range(2)]
+        for t in threads:
+            t.join()
+        if counter.value != 2:  # not `assert`: pytest would add the object's address
+            raise AssertionError(f"lost update: {counter.value}")
+
+    recorder = Recorder(RandomStrategy(3))
+    result = explore(
+        scenario,
+        strategy=recorder,
+        budget=300,
+        shrink=False,
+        granularity="line",
+        line_modules=[racy],
+    )
+    assert result.failure is not None  # the race needs a switch between two lines
+    assert any(step.op.kind == "line" for step in result.failure.trace.steps)
+    compared = _explore_and_replay_elsewhere(
+        scenario, backend, [RandomStrategy(3)], granularity="line", line_modules=[racy]
+    )
+    assert compared >= 1
+
+
+def test_identity_locals_and_context_are_per_logical_thread(backend):
+    """get_ident/native_id/current_thread/name/main_thread are each thread's own;
+    threading.local and contextvars do not leak between logical threads."""
+    local = lockstep.threading.local()
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    seen: dict[Any, Any] = {}
+
+    def worker(n: int) -> None:
+        me = lockstep.threading.current_thread()
+        seen[n] = {
+            "ident": lockstep.threading.get_ident(),
+            "native": lockstep.threading.get_native_id(),
+            "thread": me,
+            "name": me.name,
+            "main": lockstep.threading.main_thread(),
+            "context_at_start": var.get(),
+            "local_at_start": getattr(local, "n", None),
+        }
+        var.set(f"w{n}")
+        local.n = n
+        lockstep.checkpoint("switch", resource="shared")
+        seen[n]["after_switch"] = (
+            local.n,
+            var.get(),
+            lockstep.threading.get_ident(),
+            lockstep.threading.current_thread(),
+        )
+
+    def scenario():
+        seen.clear()
+        var.set("main")
+        local.n = "main"
+        threads = [spawn(worker, n, name=f"w{n}") for n in range(3)]
+        for t in threads:
+            t.join()
+        seen["main"] = (var.get(), local.n, lockstep.threading.current_thread(), threads)
+
+    for seed in range(4):
+        result = explore(scenario, strategy=RandomStrategy(seed), budget=1, shrink=False)
+        assert result.failure is None, result.failure
+        context, local_n, main_thread, threads = seen["main"]
+        assert (context, local_n) == ("main", "main")
+        idents = [seen[n]["ident"] for n in range(3)]
+        assert len(set(idents)) == 3
+        assert lockstep.threading.get_ident() not in idents  # outside the run: the real one
+        for n, thread in enumerate(threads):
+            record = seen[n]
+            assert record["thread"] is thread
+            assert record["name"] == f"w{n}"
+            assert record["ident"] == record["native"] == thread.ident == thread.native_id
+            assert record["main"] is main_thread
+            assert record["context_at_start"] == "unset"  # a new thread: a fresh context
+            assert record["local_at_start"] is None
+            assert record["after_switch"] == (n, f"w{n}", record["ident"], thread)
+
+
+def test_exception_state_and_tracebacks_are_per_thread(backend):
+    """A thread parked inside an ``except`` block keeps its own sys.exc_info(); a
+    failing thread's traceback holds only its own frames."""
+    handled: dict[str, Any] = {}
+
+    def handler(name: str, exc_type: type[Exception]) -> None:
+        try:
+            raise exc_type(name)
+        except exc_type:
+            lockstep.checkpoint(f"in {name}'s handler", resource="r")
+            handled[name] = sys.exc_info()[1]
+
+    def scenario():
+        a = spawn(handler, "a", KeyError)
+        b = spawn(handler, "b", ValueError)
+        a.join()
+        b.join()
+
+    for seed in range(6):
+        handled.clear()
+        assert explore(scenario, strategy=RandomStrategy(seed), budget=1).failure is None
+        assert isinstance(handled["a"], KeyError)
+        assert isinstance(handled["b"], ValueError)
+
+    def quiet() -> None:
+        lockstep.checkpoint("quiet", resource="r")
+
+    def failing() -> None:
+        lockstep.checkpoint("failing", resource="r")
+        raise RuntimeError("boom")
+
+    def scenario_fails():
+        q = spawn(quiet)
+        f = spawn(failing)
+        q.join()
+        f.join()
+
+    failure = explore(scenario_fails, budget=5, shrink=False).failure
+    assert failure is not None
+    assert failure.kind == "exception"
+    assert failure.thread_name is not None
+    assert "failing" in failure.thread_name
+    names = [frame.name for frame in traceback.extract_tb(failure.exception.__traceback__)]
+    assert "failing" in names
+    assert "quiet" not in names
+    assert "scenario_fails" not in names
+
+
+def test_stall_is_reported_with_thread_and_location_and_the_process_stays_usable(backend):
+    """A thread blocked on a real lock is reported after stall_timeout, naming the
+    thread and the line it is stuck on; the next exploration runs normally."""
+    real = threading.Lock()
+    real.acquire()
+
+    def stuck() -> None:
+        real.acquire()  # STUCK HERE
+
+    def scenario():
+        spawn(stuck, name="stuck-one").join()
+
+    try:
+        failure = explore(scenario, budget=3, stall_timeout=0.3, shrink=False).failure
+    finally:
+        real.release()
+    assert failure is not None
+    assert failure.kind == "deadlock"
+    assert "stalled" in failure.message
+    assert "1:stuck-one" in failure.message
+    source = pathlib.Path(__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "# STUCK HERE" in text)
+    assert f"test_ls_backends.py:{line}" in failure.message
+    if backend == "greenlet":
+        assert "backend='thread'" in failure.message
+    # The process is still usable: the same backend runs the next exploration.
+    again = explore(pipeline, strategy=RandomStrategy(0), budget=3)
+    assert again.executions >= 1
+
+
+def test_backend_argument_is_validated(backend, monkeypatch):
+    """A bad backend name or type is refused before anything runs, naming the choices."""
+    with pytest.raises(InvalidArgument, match=r"unknown backend 'fibres'.*'greenlet', 'thread'"):
+        explore(pipeline, backend="fibres")
+    with pytest.raises(InvalidArgumentType, match="backend must be one of"):
+        replay(pipeline, Schedule(choices=()), backend=3)  # type: ignore[arg-type]
+    monkeypatch.setenv(ENV_VAR, "fibres")
+    with pytest.raises(InvalidArgument, match="LOCKSTEP_BACKEND='fibres' names no backend"):
+        explore(pipeline, budget=1)
+
+
+def test_default_backend_precedence(backend, monkeypatch):
+    """set_default_backend beats LOCKSTEP_BACKEND, which beats the automatic choice."""
+    assert default_backend() == backend  # the fixture sets the environment variable
+    previous = set_default_backend(OTHER[backend])
+    try:
+        assert default_backend() == OTHER[backend]
+    finally:
+        set_default_backend(previous)
+    monkeypatch.delenv(ENV_VAR)
+    assert default_backend() == "greenlet"  # installed: the fast one
+
+
+def test_missing_greenlet_names_the_thread_backend(backend, monkeypatch):
+    """Without greenlet, asking for it says how to install it or which backend to use."""
+    import lockstep._backend as backends
+
+    monkeypatch.setattr(backends, "_greenlet_available", lambda: False)
+    with pytest.raises(BackendUnavailable, match=r"pip install greenlet.*backend='thread'"):
+        make_backend("greenlet")
+    monkeypatch.delenv(ENV_VAR)
+    assert default_backend() == "thread"
+
+
+def test_backend_names_are_the_two_implementations(backend):
+    """Each name builds a backend of that name."""
+    assert BACKEND_NAMES == ("greenlet", "thread")
+    for name in BACKEND_NAMES:
+        made = make_backend(name)
+        try:
+            assert made.name == name
+        finally:
+            made.close()
+
+
+def test_unpatched_code_sees_one_os_thread_on_the_greenlet_backend(backend):
+    """The documented limit: the real threading.get_ident() tells logical threads apart
+    only on the thread backend (patched code gets lockstep's ident on both)."""
+    real_idents: list[int] = []
+
+    def scenario():
+        both_alive = lockstep.threading.Barrier(2)
+
+        def worker() -> None:
+            both_alive.wait()  # (an ended OS thread's ident may be reused)
+            real_idents.append(threading.get_ident())
+
+        threads = [spawn(worker) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    assert explore(scenario, budget=1).failure is None
+    assert len(set(real_idents)) == (1 if backend == "greenlet" else 2)
+
+
+class _BackendSeen:
+    """A suite recording which backend an explore() inside it would use."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def run(self, options: Any) -> int:
+        self.seen.append(default_backend())
+        return 0
+
+
+def test_cli_backend_option(backend, monkeypatch, tmp_path):
+    """--backend on explore/replay/show/check picks the backend; a bad one exits 2."""
+    import io
+
+    from lockstep import _cli as cli
+    from lockstep.suites import LoadedSuite
+
+    def run_cli(*argv: str) -> tuple[int, str]:
+        out = io.StringIO()
+        return cli.main(list(argv), out=out), out.getvalue()
+
+    chosen: list[str | None] = []
+    real_explore, real_replay = cli.explore, cli.replay
+
+    def spy_explore(*args: Any, **kwargs: Any) -> Any:
+        chosen.append(kwargs.get("backend"))
+        return real_explore(*args, **kwargs)
+
+    def spy_replay(*args: Any, **kwargs: Any) -> Any:
+        chosen.append(kwargs.get("backend"))
+        return real_replay(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "explore", spy_explore)
+    monkeypatch.setattr(cli, "replay", spy_replay)
+    other = OTHER[backend]
+    scenario = "samples.cli_scenarios:lost_update"
+    code, text = run_cli(
+        "explore", scenario, "--budget", "300", "--save-dir", str(tmp_path), "--backend", other
+    )
+    assert code == cli.EXIT_FAILURE
+    saved = sorted(tmp_path.glob("*.json"))[0]
+    code, text = run_cli("replay", str(saved), "--backend", other)
+    assert code == cli.EXIT_FAILURE
+    assert f"--backend {other}" in text  # the replay command says how it was replayed
+    assert run_cli("show", str(saved), "--backend", other)[0] == cli.EXIT_OK
+    assert chosen == [other, other, other]
+    suite = _BackendSeen()
+    monkeypatch.setattr(cli, "discover_suites", lambda: [LoadedSuite("s", "m:S", suite, None)])
+    assert run_cli("check", "--backend", other)[0] == 0
+    assert run_cli("check")[0] == 0
+    assert suite.seen == [other, backend]  # and the variable is restored afterwards
+    assert run_cli("explore", scenario, "--backend", "fibres")[0] == cli.EXIT_USAGE
+
+
+PLUGIN_TEST_FILE = """
+import threading
+
+import pytest
+import lockstep
+
+SEEN = []
+
+
+def _record():
+    SEEN.append(threading.get_ident())
+    lockstep.checkpoint("x")
+
+
+def _scenario():
+    gate = lockstep.threading.Barrier(2)
+
+    def worker():
+        gate.wait()
+        _record()
+
+    threads = [lockstep.spawn(worker) for _ in range(2)]
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.lockstep(budget=1, backend="thread")
+def test_marked_thread():
+    SEEN.clear()
+    _scenario()
+    assert len(set(SEEN)) == 2  # an OS thread per logical thread
+
+
+@pytest.mark.lockstep(budget=1)
+def test_unmarked():
+    SEEN.clear()
+    _scenario()
+    assert len(set(SEEN)) == 1  # the greenlet backend: one OS thread
+"""
+
+
+def test_plugin_marker_and_option_choose_the_backend(backend, pytester, monkeypatch):
+    """The marker's backend wins; --lockstep-backend sets it for unmarked tests."""
+    monkeypatch.delenv(ENV_VAR)
+    pytester.makepyfile(test_backends=PLUGIN_TEST_FILE)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--lockstep-backend", "thread")
+    result.assert_outcomes(passed=1, failed=1)  # test_unmarked now has two OS threads
+    result = pytester.runpytest("-p", "no:cacheprovider", "--lockstep-backend", "fibres")
+    assert result.ret != 0
