@@ -6,7 +6,8 @@ Run with ``python3 -m benchmarks.bench_lockstep`` (``--quick`` for a smoke run,
 One run prints four tables:
 
 1. **Throughput**: executions/s and switch points/s of the random strategy on a
-   3-thread scenario of 30 lock-protected increments (10 per thread).
+   3-thread scenario of 30 lock-protected increments (10 per thread), on each
+   backend (greenlet, the default, and thread), with the ratio between them.
 2. **Bugs**: for each bug of ``tests/quality/lockstep_bugs.py`` and each strategy
    (random, PCT, bounded DFS, DPOR, Hypothesis), the executions and the wall time
    to the first failure: medians over the seeds for random and PCT, one run for
@@ -17,6 +18,12 @@ One run prints four tables:
    same bugs written for frontrun's ``explore(setup, workers, invariant)`` under
    its DPOR and random strategies, with the ratios to lockstep's DPOR and random.
    ``interleave-test`` needs Python >= 3.12 and is skipped on older interpreters.
+
+``--baseline DIR`` instead measures side by side, in fresh interpreters, this
+checkout's two backends and another lockstep checkout (e.g. ``git worktree add
+/tmp/lockstep-base ec2b891``, the commit before the greenlet backend): executions/s on
+the lock scenario and on a models_spec scenario, and with ``--check`` the wall time of
+the default ``lockstep check --jobs 2``, as medians and ratios (``benchmarks.sidebyside``).
 
 Timings are printed, never asserted; the smoke test only checks the structure of
 :func:`run`'s result.
@@ -79,13 +86,18 @@ def lock_scenario() -> None:
     assert box["n"] == 30
 
 
-def throughput(executions: int) -> dict[str, float]:
+BACKENDS = ("greenlet", "thread")
+
+
+def throughput(executions: int, backend: str | None = None) -> dict[str, float]:
+    """The random strategy on :func:`lock_scenario` (``backend`` None: the default)."""
     result = lockstep.explore(
         lock_scenario,
         strategy=lockstep.RandomStrategy(0),
         budget=executions,
         shrink=False,
         progress=False,
+        backend=backend,
     )
     if result.failure is not None:
         raise RuntimeError(f"the throughput scenario failed: {result.failure.message}")
@@ -360,6 +372,7 @@ def run(*, quick: bool = False, seeds: int = 5, with_frontrun: bool = True) -> d
         "quick": quick,
         "seeds": seeds,
         "throughput": throughput(20 if quick else 300),
+        "backends": {b: throughput(20 if quick else 300, b) for b in BACKENDS},
         "bugs": bug_table(bugs, seeds),
         "dpor_vs_dfs": dpor_vs_dfs(200 if quick else 20_000),
     }
@@ -396,13 +409,15 @@ def render(result: dict[str, Any]) -> str:
         "",
         "1. Throughput (random strategy, 3 threads x 10 lock-protected increments)",
     ]
-    tp = result["throughput"]
-    out.append(
-        f"   {tp['executions']:.0f} executions in {tp['seconds']:.2f} s: "
-        f"{tp['executions_per_second']:.0f} executions/s, "
-        f"{tp['switch_points_per_second']:.0f} switch points/s "
-        f"({tp['switch_points_per_execution']:.0f} per execution)"
-    )
+    for backend, tp in result["backends"].items():
+        out.append(
+            f"   {backend:8} {tp['executions']:.0f} executions in {tp['seconds']:.2f} s: "
+            f"{tp['executions_per_second']:.0f} executions/s, "
+            f"{tp['switch_points_per_second']:.0f} switch points/s "
+            f"({tp['switch_points_per_execution']:.0f} per execution)"
+        )
+    fast, slow = (result["backends"][b]["executions_per_second"] for b in BACKENDS)
+    out.append(f"   greenlet / thread: {fast / slow:.2f}x")
     out += ["", "2. Executions (and ms) to the first failure; median over seeds for random/pct"]
     rows = []
     for name, row in result["bugs"].items():
@@ -480,9 +495,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
     parser.add_argument("--seeds", type=int, default=5, help="seeds for random and PCT")
     parser.add_argument("--no-frontrun", action="store_true", help="skip the frontrun comparison")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="only compare this checkout's backends with the lockstep checkout in DIR",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="with --baseline: also time `lockstep check --jobs 2`"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="with --baseline: runs per median")
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1 (got {args.seeds})")
+    if args.baseline is not None:
+        if not (args.baseline / "src" / "lockstep").is_dir():
+            parser.error(f"--baseline {args.baseline} is not a lockstep checkout (no src/lockstep)")
+        if args.repeats < 1:
+            parser.error(f"--repeats must be >= 1 (got {args.repeats})")
+        from benchmarks.sidebyside import compare, render_comparison
+
+        print(render_comparison(compare(args.baseline, repeats=args.repeats, check=args.check)))
+        return 0
     result = run(quick=args.quick, seeds=args.seeds, with_frontrun=not args.no_frontrun)
     print(render(result))
     return 0
