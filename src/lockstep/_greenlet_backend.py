@@ -265,7 +265,7 @@ class GreenletBackend:
         if carrier.ident is not None:
             inject_abort(carrier.ident)
         waited = 0.0
-        limit = min(run.stall_timeout, 1.0) + run.stall_timeout
+        limit = min(run.stall_timeout, 1.0)  # as the thread backend waits for its stuck thread
         while carrier.current_run is run and waited < limit:
             if job.done.acquire(timeout=0.05):
                 job.done.release()  # the session ended: let the caller see it

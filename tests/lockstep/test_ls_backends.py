@@ -238,7 +238,7 @@ def test_stall_is_reported_with_thread_and_location_and_the_process_stays_usable
     finally:
         real.release()
     assert failure is not None
-    assert failure.kind == "deadlock"
+    assert failure.kind == "stall"
     assert "stalled" in failure.message
     assert "1:stuck-one" in failure.message
     source = pathlib.Path(__file__).read_text().splitlines()
@@ -422,3 +422,44 @@ def test_plugin_marker_and_option_choose_the_backend(backend, pytester, monkeypa
     result.assert_outcomes(passed=1, failed=1)  # test_unmarked now has two OS threads
     result = pytester.runpytest("-p", "no:cacheprovider", "--lockstep-backend", "fibres")
     assert result.ret != 0
+
+
+def test_real_lock_held_across_a_switch_is_diagnosed_on_both_backends(backend):
+    """A parked thread holds a real lock the running one waits for: a stall on both.
+    The thread backend unwinds the holder on its own OS thread, which releases the
+    waiter. On the greenlet backend (its documented limit) the holder is parked on the
+    carrier the waiter blocks, so it cannot unwind: the carrier is abandoned (the
+    message says so, and names the backend to use instead) and the process goes on."""
+    real = threading.Lock()
+
+    def holder() -> None:
+        with real:
+            lockstep.checkpoint("inside the real lock")
+
+    def waiter() -> None:
+        with real:  # the waiter blocks here
+            pass
+
+    def scenario() -> None:
+        a = spawn(holder)
+        b = spawn(waiter)
+        a.join()
+        b.join()
+
+    result = explore(
+        scenario, strategy=RandomStrategy(0), budget=200, stall_timeout=600.0, stall_diagnosis=0.2
+    )
+    failure = result.failure
+    assert failure is not None
+    assert failure.kind == "stall"
+    assert result.shrink_executions == 0
+    if backend == "thread":
+        assert "abandoned" not in failure.message
+        assert not real.locked()
+    else:
+        assert "abandoned" in failure.message
+        assert "backend='thread'" in failure.message
+        assert real.locked()  # held by the abandoned holder for good
+    assert explore(pipeline, strategy=RandomStrategy(0), budget=3).executions >= 1
+    if real.locked():
+        real.release()  # lets the abandoned carrier finish unwinding and exit (no leak)
