@@ -52,6 +52,7 @@ execution.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -151,6 +152,29 @@ def _ops(
     return st.one_of(*(op for k in OPERATION_KINDS if k in kinds for op in choices[k]))
 
 
+@functools.cache
+def _strategies_after(
+    caps: frozenset[str],
+    ids: tuple[str, ...],
+    aliases: tuple[str | None, ...],
+    max_threads: int,
+    max_ops: int,
+) -> tuple[st.SearchStrategy[Any], ...]:
+    """What an example draws from once its ids and aliases are drawn: preload, failures,
+    programs. Built once per combination: building and validating a Hypothesis strategy
+    costs far more than drawing from it, and an equal strategy draws the same values."""
+    keys = st.sampled_from(sorted({resolve(m, a) for m in ids for a in aliases}))
+    failures = st.lists(st.tuples(keys, st.integers(1, 2)), max_size=2, unique=True)
+    ops = _ops(kinds_for(caps), ids, aliases, "pins" in caps)
+    preload = st.lists(st.sampled_from(ids), max_size=2, unique=True)
+    programs = st.lists(
+        st.lists(ops, min_size=1, max_size=max_ops).map(tuple),
+        min_size=2,
+        max_size=max_threads,
+    )
+    return preload, failures, programs
+
+
 @st.composite
 def _examples(
     draw: st.DrawFn,
@@ -164,23 +188,13 @@ def _examples(
     # also where shrinking goes.
     ids = IDS[: draw(st.integers(1, len(IDS)), label="ids")]
     aliases = ALIASES if draw(st.booleans(), label="aliases") else (None,)
-    keys = st.sampled_from(sorted({resolve(m, a) for m in ids for a in aliases}))
-    failures = st.lists(st.tuples(keys, st.integers(1, 2)), max_size=2, unique=True)
-    ops = _ops(kinds_for(caps), ids, aliases, "pins" in caps)
+    preload, failures, programs = _strategies_after(caps, ids, aliases, max_threads, max_ops)
     return Example(
         max_size=draw(st.integers(1, max_size)) if "capacity" in caps else UNBOUNDED,
-        preload=tuple(draw(st.lists(st.sampled_from(ids), max_size=2, unique=True))),
+        preload=tuple(draw(preload)),
         load_failures=tuple(draw(failures)),
         unload_failures=tuple(draw(failures)),
-        programs=tuple(
-            draw(
-                st.lists(
-                    st.lists(ops, min_size=1, max_size=max_ops).map(tuple),
-                    min_size=2,
-                    max_size=max_threads,
-                )
-            )
-        ),
+        programs=tuple(draw(programs)),
     )
 
 
