@@ -331,6 +331,7 @@ def test_cli_backend_option(backend, monkeypatch, tmp_path):
     """--backend on explore/replay/show/check picks the backend; a bad one exits 2."""
     import io
 
+    from lockstep import _check as check
     from lockstep import _cli as cli
     from lockstep.suites import LoadedSuite
 
@@ -364,7 +365,7 @@ def test_cli_backend_option(backend, monkeypatch, tmp_path):
     assert run_cli("show", str(saved), "--backend", other)[0] == cli.EXIT_OK
     assert chosen == [other, other, other]
     suite = _BackendSeen()
-    monkeypatch.setattr(cli, "discover_suites", lambda: [LoadedSuite("s", "m:S", suite, None)])
+    monkeypatch.setattr(check, "discover_suites", lambda: [LoadedSuite("s", "m:S", suite, None)])
     assert run_cli("check", "--backend", other)[0] == 0
     assert run_cli("check")[0] == 0
     assert suite.seen == [other, backend]  # and the variable is restored afterwards
