@@ -25,12 +25,13 @@ thread. Locations declared intentionally racy (``__benign_races__``,
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from lockstep._memory._clocks import SyncTracker, VectorClock
 from lockstep._memory._locations import WHOLE, Access
 from lockstep._memory._report import DataRace, RaceAccess
+from lockstep._trace import StepRecord
 
 if TYPE_CHECKING:
     from lockstep._memory._state import Shadow
@@ -42,7 +43,7 @@ __all__ = ["RaceDetector"]
 class _Record:
     """One recorded access (what a later conflicting access is compared with)."""
 
-    __slots__ = ("access", "code", "epoch", "step", "sync", "thread", "thread_name")
+    __slots__ = ("access", "code", "epoch", "position", "steps", "sync", "thread", "thread_name")
 
     def __init__(  # noqa: PLR0917 - one field each, built in one place
         self,
@@ -51,7 +52,7 @@ class _Record:
         epoch: int,
         access: Access,
         code: str,
-        step: int | None,
+        steps: Sequence[StepRecord],
         sync: str | None,
     ) -> None:
         self.thread = thread
@@ -59,15 +60,28 @@ class _Record:
         self.epoch = epoch
         self.access = access
         self.code = code
-        self.step = step
+        self.steps = steps  # the execution's step log (grows; read only for a report)
+        self.position = len(steps)  # steps recorded when the access ran
         self.sync = sync
 
     def ordered_before(self, clock: VectorClock) -> bool:
         t = self.thread
         return t < len(clock) and self.epoch <= clock[t]
 
+    def _step(self) -> tuple[int | None, bool]:
+        """The step that marks this access, and whether it is the access itself."""
+        steps = self.steps
+        for index in range(self.position - 1, -1, -1):
+            step = steps[index]
+            if step.thread == self.thread:
+                resource = step.op.resource
+                own = isinstance(resource, Access) and resource.target == self.access.target
+                return step.index, own and index == self.position - 1
+        return None, False
+
     def side(self) -> RaceAccess:
         a = self.access
+        step, switch = self._step()
         return RaceAccess(
             thread=self.thread,
             thread_name=self.thread_name,
@@ -75,8 +89,9 @@ class _Record:
             operation=a.op,
             location=a.location_text(),
             code=self.code,
-            step=self.step,
+            step=step,
             last_sync=self.sync,
+            switch=switch,
         )
 
 
@@ -148,6 +163,11 @@ class RaceDetector:
         self.checked = 0
         self.benign_hits: dict[str, int] = {}
 
+    def holds_lock(self, lt: LogicalThread) -> bool:
+        """Whether ``lt`` holds a Lock or RLock now."""
+        self.sync.catch_up(self.run.steps)
+        return self.sync.holds_lock(lt.index)
+
     def check(self, lt: LogicalThread, shadow: Shadow, access: Access, code: str) -> None:
         """Check one access by ``lt`` (already scheduled: it runs right after this)."""
         run = self.run
@@ -161,7 +181,7 @@ class RaceDetector:
             clock[t],
             access,
             code,
-            _current_step(run, t),
+            run.steps,
             None if last is None else last.describe(),
         )
         target = self.targets.get(access.target)
@@ -188,15 +208,3 @@ class RaceDetector:
             )
             break
         target.record(rec)
-
-
-def _current_step(run: Run, thread: int) -> int | None:
-    """The step of the access being checked: the last step, when it is this thread's
-    access (else the access was not a switch point)."""
-    steps = run.steps
-    if not steps:
-        return None
-    last = steps[-1]
-    if last.thread == thread and isinstance(last.op.resource, Access):
-        return last.index
-    return None

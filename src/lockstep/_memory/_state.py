@@ -11,17 +11,30 @@ ids across executions), and owns the race detector.
 is a no-op outside a run, inside an invariant, for objects not watched in the
 current execution, and while lockstep itself is computing an access (a key's
 ``__hash__`` or ``__eq__`` reading watched state must not re-enter). Otherwise
-:meth:`MemoryState.access` makes the access a switch point (kind "read" or
-"write", resource an :class:`~lockstep._memory._locations.Access`), then hands
-it to the race detector. Two exceptions keep traces short without losing
-anything:
+:meth:`MemoryState.access` hands the access to the race detector and decides
+whether it is also a switch point (kind "read" or "write", resource an
+:class:`~lockstep._memory._locations.Access`):
+
+* with race reporting on (``explore(races=True)``), only accesses to locations
+  declared intentionally racy are switch points. This is CHESS's reduction: in an
+  execution without a data race every access is ordered by synchronisation with
+  the conflicting ones, so preempting at it is equivalent to preempting at the
+  synchronisation next to it, and an execution that has a race reports it
+  whatever the order the two accesses ran in. Declared locations are not
+  reported, so their orders must be explored: their writes, and their reads made
+  while the thread holds no lock (the lock-free side of the declared race), stay
+  switch points; a read under a lock is ordered with the writes made under it.
+* with race reporting off, every access is a switch point, and DPOR treats them
+  as dependencies, so the search reaches what a race leads to.
+
+Two exceptions keep traces short without losing an interleaving:
 
 * an access covered by the same thread's previous access, with no step in
   between (``d[k]`` right after ``k in d``; ``dict(d)`` reading every key
   after ``keys()``), is not a new switch point: nothing can run in between,
   and every step that conflicts with it conflicts with the covering one;
 * an access made while no other thread is alive is not a switch point (there
-  is nothing to choose); it is still checked for races.
+  is nothing to choose).
 
 :meth:`MemoryState.close` ends the execution's watching: instances get their
 class back, and every shadow is dropped (containers that were replaced by
@@ -52,7 +65,7 @@ _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 def _skipped(filename: str) -> bool:
-    if filename.startswith(_LOCKSTEP_DIR):
+    if filename.startswith((_LOCKSTEP_DIR, "<frozen ")):
         return True
     return (
         filename.startswith(_STDLIB_DIR)
@@ -231,12 +244,14 @@ class MemoryState:
             self.busy = False
         self.accesses += 1
         last = self._last
-        if last is not None and last[0] == run.step and last[1] is lt and covers(last[2], access):
+        detector = self.detector
+        if detector is not None and not _explored(detector, lt, shadow, access):
+            pass  # race-checked only: not a switch point (see the module doc)
+        elif last is not None and last[0] == run.step and last[1] is lt and covers(last[2], access):
             pass  # nothing ran since an access that covers this one
         elif _others_alive(run, lt):
             run.switch(lt, access.mode, access, access.describe(), location=location)
             self._last = (run.step, lt, access)
-        detector = self.detector
         if detector is not None:
             detector.check(lt, shadow, access, location)
 
@@ -267,6 +282,15 @@ def covers(first: Access, second: Access) -> bool:
         and first.reorder == second.reorder
         and (first.write or not second.write)
     )
+
+
+def _explored(detector: RaceDetector, lt: LogicalThread, shadow: Shadow, access: Access) -> bool:
+    """With races reported: is this access a switch point? Only for a location declared
+    intentionally racy, and then for its writes and for reads made holding no lock."""
+    slot = access.slot if shadow.shape == "attr" else WHOLE
+    if shadow.benign_reason(slot) is None:
+        return False
+    return access.write or access.reorder or not detector.holds_lock(lt)
 
 
 def _others_alive(run: Run, lt: LogicalThread) -> bool:
