@@ -136,9 +136,12 @@ class SyncTracker:
 
     def catch_up(self, steps: Sequence[StepRecord]) -> None:
         """Apply the steps recorded since the last call."""
-        for index in range(self._cursor, len(steps)):
+        end = len(steps)
+        if self._cursor == end:
+            return
+        for index in range(self._cursor, end):
             self.apply(steps[index])
-        self._cursor = len(steps)
+        self._cursor = end
 
     def clock(self, thread: int) -> VectorClock:
         """Thread ``thread``'s current vector clock (created at its first step)."""

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["DataRace", "RaceAccess"]
+__all__ = ["DataRace", "RaceAccess", "where_text"]
+
+
+def where_text(where: tuple[str, int]) -> str:
+    """``file:line`` of a (file, line) pair ("?" when unknown)."""
+    return "?" if where[0] == "?" else f"{where[0]}:{where[1]}"
 
 
 @attrs.frozen(slots=True)

@@ -44,15 +44,14 @@ tracked ones stay tracked objects whose hooks are no-ops from then on).
 from __future__ import annotations
 
 import enum
-import os
-import sys
-import sysconfig
 from collections.abc import Hashable
 from typing import Any, Literal
 
 from lockstep._memory._classes import set_class
 from lockstep._memory._detector import RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
+from lockstep._memory._report import where_text
+from lockstep._memory._where import access_where
 from lockstep._runtime import LogicalThread, Run, current_logical_thread
 from lockstep._trace import PrimitiveId
 
@@ -60,31 +59,6 @@ __all__ = ["MemoryState", "Shadow", "active_run", "hook", "memory_of"]
 
 Shape = Literal["attr", "keyed", "seq"]
 _PLAIN_KEYS = (str, int, float, complex, bytes)
-_LOCKSTEP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
-
-
-def _skipped(filename: str) -> bool:
-    if filename.startswith((_LOCKSTEP_DIR, "<frozen ")):
-        return True
-    return (
-        filename.startswith(_STDLIB_DIR)
-        and "site-packages" not in filename
-        and "dist-packages" not in filename
-    )
-
-
-def access_location() -> str:
-    """file:line of the code that made an access: the first frame outside lockstep and
-    the standard library (``for k in d.keys()`` is attributed to the loop, not to
-    ``_collections_abc``)."""
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _skipped(filename):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "?"
 
 
 class Shadow:
@@ -99,7 +73,7 @@ class Shadow:
     or container whose class was swapped in place), else None.
     """
 
-    __slots__ = ("benign", "name", "obj", "restore", "shape", "target", "tracked_class")
+    __slots__ = ("benign", "name", "obj", "races", "restore", "shape", "target", "tracked_class")
 
     def __init__(  # noqa: PLR0917 - one field each, built in one place
         self,
@@ -118,6 +92,7 @@ class Shadow:
         self.benign = benign
         self.restore = restore
         self.tracked_class = tracked_class
+        self.races: Any = None  # the race detector's history of this target
 
     def benign_reason(self, slot: Hashable) -> str | None:
         """The declared reason why races on ``slot`` are intended (None if not declared)."""
@@ -226,34 +201,40 @@ class MemoryState:
     ) -> None:
         """One access by ``lt``: a switch point (unless covered or alone), then the race check."""
         run = self.run
-        self.busy = True
-        try:
-            if shadow.shape == "seq" or slot is WHOLE:
-                stable: Hashable = WHOLE
-            elif shadow.shape == "attr":
-                stable = slot
-            else:
+        shape = shadow.shape
+        if shape == "attr":
+            stable: Hashable = slot
+        elif shape == "seq" or slot is WHOLE:
+            stable = WHOLE
+        else:
+            self.busy = True
+            try:
                 stable = self.stable_key(slot)
                 try:
                     hash(stable)
                 except TypeError:
                     stable = WHOLE  # the operation itself will raise TypeError
-            access = Access(shadow.target, shadow.name, shadow.shape, stable, write, op, reorder)
-            location = access_location()
-        finally:
-            self.busy = False
+            finally:
+                self.busy = False
         self.accesses += 1
-        last = self._last
         detector = self.detector
-        if detector is not None and not _explored(detector, lt, shadow, access):
-            pass  # race-checked only: not a switch point (see the module doc)
-        elif last is not None and last[0] == run.step and last[1] is lt and covers(last[2], access):
-            pass  # nothing ran since an access that covers this one
-        elif _others_alive(run, lt):
-            run.switch(lt, access.mode, access, access.describe(), location=location)
-            self._last = (run.step, lt, access)
+        access: Access | None = None
+        if detector is None or _explored(detector, lt, shadow, stable, write or reorder):
+            access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
+            last = self._last
+            if (
+                last is not None
+                and last[0] == run.step
+                and last[1] is lt
+                and covers(last[2], access)
+            ):
+                pass  # nothing ran since an access that covers this one
+            elif _others_alive(run, lt):
+                where = where_text(access_where())
+                run.switch(lt, access.mode, access, access.describe(), location=where)
+                self._last = (run.step, lt, access)
         if detector is not None:
-            detector.check(lt, shadow, access, location)
+            detector.check(lt, shadow, stable, write, op, reorder, access)
 
     def close(self) -> None:
         """End of the execution: give swapped instances their class back, drop every shadow
@@ -284,13 +265,16 @@ def covers(first: Access, second: Access) -> bool:
     )
 
 
-def _explored(detector: RaceDetector, lt: LogicalThread, shadow: Shadow, access: Access) -> bool:
+def _explored(
+    detector: RaceDetector, lt: LogicalThread, shadow: Shadow, slot: Hashable, writes: bool
+) -> bool:
     """With races reported: is this access a switch point? Only for a location declared
     intentionally racy, and then for its writes and for reads made holding no lock."""
-    slot = access.slot if shadow.shape == "attr" else WHOLE
-    if shadow.benign_reason(slot) is None:
+    if shadow.benign is None:
         return False
-    return access.write or access.reorder or not detector.holds_lock(lt)
+    if shadow.benign_reason(slot if shadow.shape == "attr" else WHOLE) is None:
+        return False
+    return writes or not detector.holds_lock(lt)
 
 
 def _others_alive(run: Run, lt: LogicalThread) -> bool:

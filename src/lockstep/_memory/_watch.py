@@ -236,6 +236,8 @@ def adopt_container(memory: MemoryState, value: Any, name: str | None, benign: s
         return value
     replaced = memory.replaced.get(id(value))
     if replaced is not None:
+        if benign is not None:  # another holder of the same container declares it
+            memory.shadows[id(replaced[1])].benign = benign
         return replaced[1]
     base = plain_base(type(value))
     kind = base.__name__
@@ -382,10 +384,11 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     ``x`` unchanged. Watching lasts for the current execution: at its end instances
     get their class back (see ``docs/races.md``).
 
-    ``racy`` declares locations whose races are intended (their accesses stay
-    switch points, they are only not reported as data races): for an instance, a
-    mapping ``{attribute: reason}`` (added to the class's own ``__benign_races__``
-    declarations); for a container, a reason string covering all of it. ``name``
+    ``racy`` declares locations read without a lock on purpose: a read racing with
+    a write is then not reported (two unordered writes still are), and their writes
+    and lock-free reads stay switch points: for an instance, a mapping ``{attribute:
+    reason}`` (added to the class's own ``__benign_races__`` declarations); for a
+    container, a reason string covering all of it. ``name``
     is how reports call it (default: its class and a number, ``dict#2``,
     ``Manager#1``; the containers of an instance are named after its attributes).
 
