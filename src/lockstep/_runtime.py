@@ -80,7 +80,7 @@ DEFAULT_STALL_TIMEOUT = 30.0
 Predicate = Callable[[], bool]
 # The kinds of switch points at watched accesses (lockstep._memory): invariants are not
 # checked while a thread is stopped at one (see Run._at_rest).
-_ACCESS_KINDS = frozenset({"read", "write"})
+ACCESS_KINDS = frozenset({"read", "write"})
 
 
 class _Abort(BaseException):
@@ -471,7 +471,7 @@ class Run:
         access switch point can sit in the middle of a critical section."""
         for t in self.threads:
             op = t.pending
-            if op is not None and op.kind in _ACCESS_KINDS and not t.finished:
+            if op is not None and op.kind in ACCESS_KINDS and not t.finished:
                 return False
         return True
 

@@ -195,6 +195,11 @@ def _race_mark(marked: Collection[int] | Mapping[int, str], index: int) -> str:
     return _RACE if index in marked else ""
 
 
+def _race_note(marked: Collection[int] | Mapping[int, str], index: int) -> str:
+    """A marked step's note, shown under the step in its own lane ("" when unmarked)."""
+    return _race_mark(marked, index).strip()
+
+
 def _fixed_lanes(
     headers: list[str],
     steps: Sequence[StepRecord],
@@ -213,8 +218,13 @@ def _fixed_lanes(
         if step.thread < len(cells):
             cells[step.thread] = _fit(cells_text[step.index], width)
         mark = "!" if step.preemption else " "
-        race = _race_mark(marked, step.index)
-        lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells) + race)
+        lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells))
+        note = _race_note(marked, step.index)
+        if note and step.thread < len(cells):
+            for piece in _chunks(note, width):
+                cells = [" " * width] * len(headers)
+                cells[step.thread] = piece.ljust(width)
+                lines.append("       | " + " | ".join(cells))
     lines.append(_LEGEND)
     return "\n".join(line.rstrip() for line in lines)
 
@@ -247,14 +257,16 @@ def _wrapped_lanes(
         lines.append(f"  ... {skipped} earlier steps omitted ...")
     for step in steps:
         pieces = _chunks(cells_text[step.index], width)
+        note = _race_note(marked, step.index)
+        if note:  # under the step, in its own lane: the lanes keep their width
+            pieces.extend(_chunks(note, width))
         for row, piece in enumerate(pieces):
             cells = [" " * width] * len(headers)
             if step.thread < len(cells):
                 cells[step.thread] = piece.ljust(width)
             mark = "!" if step.preemption and row == 0 else " "
             number = f"{step.index:5d}" if row == 0 else "     "
-            race = _race_mark(marked, step.index) if row == 0 else ""
-            lines.append(f"{mark}{number} | " + " | ".join(cells) + race)
+            lines.append(f"{mark}{number} | " + " | ".join(cells))
     lines.append(_LEGEND)
     return "\n".join(line.rstrip() for line in lines)
 
