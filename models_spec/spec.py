@@ -262,14 +262,17 @@ def _evict(state: SpecState, victim: str) -> SpecState:
     )
 
 
-def _choose_victims(state: SpecState, *, in_flight: int) -> tuple[SpecState, list[str]]:
+def _choose_victims(
+    state: SpecState, *, in_flight: int, memory: bool = True
+) -> tuple[SpecState, list[str]]:
     """A cold add's victims (memory rounds, then capacity; `in_flight` slots count),
     chosen in this state and not yet evicted: the state only records the probe
     readings taken and an overflow.  Raises `_BLOCKED` when the core would wait.
+    `memory` False chooses capacity victims only (the caller ran the rounds).
     """
     victims: list[str] = []
     # Memory pressure first: rounds of up to 3 with a re-measure in between.
-    if state.config.memory_threshold > 0.0:
+    if memory and state.config.memory_threshold > 0.0:
         while True:
             reading = state.config.script.memory_fraction(state.probe_calls)
             state = attrs.evolve(state, probe_calls=state.probe_calls + 1)
@@ -297,10 +300,23 @@ def _choose_victims(state: SpecState, *, in_flight: int) -> tuple[SpecState, lis
 def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
     """A one-point cold add's evictions, done at once (the sequential spec).
 
-    Raises `_Raise` with the state left by a failed eviction (earlier victims
-    stay evicted).
+    Memory rounds evict before the probe is read again, so a failed
+    `clear_cache` ends the add before that re-measure: the probe readings taken
+    are exactly the core's.  Raises `_Raise` with the state left by a failed
+    eviction (earlier victims stay evicted).
     """
-    state, victims = _choose_victims(state, in_flight=in_flight)
+    if state.config.memory_threshold > 0.0:
+        while True:
+            reading = state.config.script.memory_fraction(state.probe_calls)
+            state = attrs.evolve(state, probe_calls=state.probe_calls + 1)
+            if reading is None or reading >= state.config.memory_threshold:
+                break
+            chosen = state.evictable()[:_MEMORY_ROUND]
+            if not chosen:
+                break
+            for victim in chosen:
+                state = _evict(state, victim)
+    state, victims = _choose_victims(state, in_flight=in_flight, memory=False)
     for victim in victims:
         state = _evict(state, victim)
     return state

@@ -21,7 +21,7 @@ __all__ = ["BUG", "DropOnFailedEvictionCache"]
 class DropOnFailedEvictionCache(WithFixedSizeCache):
     """A failed eviction leaves every entry up to the failed candidate off the LRU."""
 
-    def _rollback_eviction(self, victims: list[str]) -> None:
+    def _rollback_eviction(self, victims: list[str], batch: object) -> None:
         if sys.exc_info()[0] is not None and victims:
             failed = victims[0]
             with self._lru_changed:
@@ -29,7 +29,7 @@ class DropOnFailedEvictionCache(WithFixedSizeCache):
                 if failed in order:
                     for popped in order[: order.index(failed) + 1]:
                         self._book.forget(popped)
-        super()._rollback_eviction(victims)
+        super()._rollback_eviction(victims, batch)
 
 
 BUG = Bug(

@@ -29,9 +29,9 @@ class LockedEvictionCache(WithFixedSizeCache):
     def _bookkeeping_lock(self, view: Any) -> Any:
         return threading.RLock()
 
-    def _evict(self, victims: list[str], cause: str) -> int:
+    def _evict(self, victims: list[str], cause: str, batch: object) -> int:
         with self._lru_guard():
-            return super()._evict(victims, cause)
+            return super()._evict(victims, cause, batch)
 
 
 BUG = Bug(

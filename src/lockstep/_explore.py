@@ -36,7 +36,7 @@ from lockstep._failure import Failure
 from lockstep._imports import import_roots
 from lockstep._patching import patched, resolve_module
 from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
-from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
+from lockstep._runtime import ACCESS_KINDS, DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
@@ -284,12 +284,15 @@ _LOCATION = operator.attrgetter("location")
 
 
 def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
-    """Add the steps of ``run`` to ``counts`` by the source file they were taken in.
+    """Add the synchronisation steps of ``run`` to ``counts`` by the source file they
+    were taken in (watched accesses are not counted: they say nothing about whether
+    the code's locks are controlled).
 
     Counted per location first (a C loop over the operations, no step record built:
     this runs after every execution), then per file.
     """
-    for location, n in Counter(map(_LOCATION, run.step_ops())).items():
+    ops = (op for op in run.step_ops() if op.kind not in ACCESS_KINDS)
+    for location, n in Counter(map(_LOCATION, ops)).items():
         filename = location.rpartition(":")[0] or location
         counts[filename] = counts.get(filename, 0) + n
 

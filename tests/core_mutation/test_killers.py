@@ -169,7 +169,7 @@ def test_failed_rollback_is_attached_to_the_eviction_error(
     stack, cache, _, _ = _stack(max_size=1, script=script)
     stack.add_model("a")
 
-    def broken_rollback(victims: list[str]) -> None:
+    def broken_rollback(victims: list[str], batch: object) -> None:
         raise RuntimeError("rollback broke")
 
     monkeypatch.setattr(cache, "_rollback_eviction", broken_rollback)

@@ -197,6 +197,24 @@ def test_memory_pressure_evicts_rounds_of_three() -> None:
     assert spec.state.probe_calls == 7
 
 
+def test_a_failed_memory_eviction_ends_the_add_before_the_re_measure() -> None:
+    """A round evicts before the probe is read again, as the core does: a failed
+    clear_cache in round one leaves one reading taken, so the next add reads the
+    script from the second reading on (a spec that chose every round before
+    evicting would have read two and disagreed with the core from then on)."""
+    script = Script(memory=[1.0, 1.0, 0.1, 0.1, 0.9], unload_failures={"a": [1]})
+    spec = make(3, script=script, memory_threshold=0.5)
+    spec.add_model("a")
+    spec.add_model("b")
+    with pytest.raises(ScriptedUnloadError, match="'a'"):
+        spec.add_model("c")
+    assert spec.state.probe_calls == 3
+    assert spec.lru_order() == ["a", "b"]
+    spec.add_model("c")  # reads 0.1 (evicts a and b), then 0.9
+    assert spec.state.probe_calls == 5
+    assert spec.lru_order() == ["c"]
+
+
 def test_step_accepts_expected_rejects_others_and_handles_timeouts() -> None:
     """step: right outputs pass, wrong fail, LockTimeout is effect-free, UNKNOWN applies."""
     s0 = initial_state(max_size=2)

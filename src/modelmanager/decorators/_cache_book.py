@@ -51,7 +51,7 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["BookError", "CacheBook", "IdState"]
 
@@ -79,12 +79,17 @@ _REMOVING = IdState.REMOVING
 class _Mark:
     """A listed id in transition: EVICTING, UNLOADING or REMOVING (+ an eviction's choice)."""
 
-    __slots__ = ("chosen", "requester", "state")
+    __slots__ = ("batch", "chosen", "requester", "state")
 
-    def __init__(self, state: IdState, chosen: bool, requester: str | None) -> None:
+    def __init__(
+        self, state: IdState, chosen: bool, requester: str | None, batch: object = None
+    ) -> None:
         self.state = state
         self.chosen = chosen  # an eviction chose it (EVICTING, or REMOVING chosen meanwhile)
         self.requester = requester  # the add that chose it; None: memory pressure
+        # The eviction batch that chose it (kept while UNLOADING): a failed batch rolls
+        # back only its own marks, never those of a newer eviction of the same id.
+        self.batch = batch
 
     def __repr__(self) -> str:
         chosen = f", chosen by {self.requester!r}" if self.chosen else ""
@@ -107,6 +112,16 @@ class CacheBook:
         "slots",
         "weights",
     )
+
+    # Intended lock-free reads (read by race detectors; see ModelManager): the owner
+    # writes these only under its bookkeeping lock; its introspection reads them
+    # without it, one atomic operation or copy each.
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "lru": "the cache's __contains__, __getitem__ and in_flight_loads",
+        "marks": "the cache's __getitem__ test before an unload wait",
+        "pins": "the cache's pinned() copy",
+        "slots": "the cache's in_flight_loads() copy",
+    }
 
     def __init__(self) -> None:
         self.lru: OrderedDict[str, Any] = OrderedDict()
@@ -141,6 +156,19 @@ class CacheBook:
         """Whether an eviction chose the id and has not committed or dropped it yet."""
         mark = self.marks.get(resolved_id)
         return mark is not None and mark.chosen
+
+    def owned_by(self, resolved_id: str, batch: object) -> bool:
+        """Whether the id's choice (EVICTING, or chosen while REMOVING) or unload
+        (UNLOADING) belongs to eviction ``batch``."""
+        mark = self.marks.get(resolved_id)
+        if mark is None or mark.batch is not batch:
+            return False
+        return mark.chosen or mark.state is _UNLOADING
+
+    def batch(self, resolved_id: str) -> object:
+        """The eviction batch that chose the id (None: not chosen, or no batch given)."""
+        mark = self.marks.get(resolved_id)
+        return mark.batch if mark is not None and mark.chosen else None
 
     def requester(self, resolved_id: str) -> str | None:
         """The add that chose the id as a capacity victim (None: memory, or not chosen)."""
@@ -242,16 +270,18 @@ class CacheBook:
         lru.move_to_end(resolved_id)
         return True
 
-    def choose(self, resolved_id: str, requester: str | None) -> None:
-        """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add."""
+    def choose(self, resolved_id: str, requester: str | None, batch: object = None) -> None:
+        """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add,
+        as part of eviction ``batch`` (any object identifying it; see `owned_by`)."""
         if resolved_id not in self.lru:
             raise BookError(f"choose({resolved_id!r}): not listed")
         mark = self.marks.get(resolved_id)
         if mark is None:
-            self.marks[resolved_id] = _Mark(_EVICTING, True, requester)
+            self.marks[resolved_id] = _Mark(_EVICTING, True, requester, batch)
         elif mark.state is _REMOVING and not mark.chosen:
             mark.chosen = True
             mark.requester = requester
+            mark.batch = batch
         else:
             raise BookError(f"choose({resolved_id!r}) from {mark!r}")
 
@@ -335,3 +365,4 @@ class CacheBook:
         else:
             mark.chosen = False
             mark.requester = None
+            mark.batch = None

@@ -25,7 +25,7 @@ cache's own, then the two classes it is built from):
   the policy's admission decisions until a slot is reserved or victims chosen.
 * ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
 * ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool``.
-* ``_rollback_eviction(victims)`` — a failed eviction: marks go, positions stay.
+* ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load.
 * ``_forget(resolved_id)`` — unlist the id after a successful unload.
@@ -209,6 +209,21 @@ class WithFixedSizeCache(ModelManagerDecorator):
     a real number in [0, ``threading.TIMEOUT_MAX``]; anything else raises
     :class:`InvalidArgument` / :class:`InvalidArgumentType` here.
     """
+
+    # Intended lock-free reads (read by race detectors; see ModelManager): these are
+    # the bookkeeping's containers (aliases of CacheBook.lru / .marks), written only
+    # under the bookkeeping lock.
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "_lru": (
+            "__contains__, __getitem__ and in_flight_loads read it without the lock (the "
+            "committed view: the inner registry is read first, and an id enters the LRU "
+            "only while registered inside); one atomic operation each"
+        ),
+        "_marks": (
+            "__getitem__ tests it without the lock before waiting for a committed victim's "
+            "unload (the wait rechecks under the lock)"
+        ),
+    }
 
     book_class: ClassVar[type[CacheBook]] = CacheBook
     """The bookkeeping (an extension point: a subclass may name its own)."""
@@ -497,14 +512,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         return frozenset(self._book.pins)
 
     def lru_order(self) -> list[str]:
-        """Resolved ids loaded at this layer, least recently used first (lock-free copy).
+        """Resolved ids loaded at this layer, least recently used first (a snapshot).
 
         An id whose removal has unregistered it inside but is not yet
-        forgotten here is left out, as :meth:`keys` leaves it out.
+        forgotten here is left out, as :meth:`keys` leaves it out. The LRU and
+        the marks are copied together under the lock (like :meth:`keys`): two
+        lock-free copies could straddle a removal's ``forget`` and list an id
+        after its removal returned (I15; found by watching the book's state).
         """
         book = self._book
-        order = list(book.lru)
-        marks = dict(book.marks)
+        with self._lru_lock:  # unbounded: held only for short non-blocking steps
+            order = list(book.lru)
+            marks = dict(book.marks)
         if not marks:
             return order
         manager = self._manager
@@ -667,15 +686,16 @@ class WithFixedSizeCache(ModelManagerDecorator):
         if self._memory_free_threshold > 0:
             self._evict_for_memory(resolved_id, deadline)
         while True:
+            batch = object()  # this pass's choices (a failure rolls back only these)
             with self._lru_guard(deadline):
                 victims = self._reserve_or_select_locked(resolved_id, deadline)
                 if not victims:
                     return
                 for victim in victims:
-                    self._book.choose(victim, resolved_id)
+                    self._book.choose(victim, resolved_id, batch)
             # A victim whose choice no longer holds at its commit is dropped
             # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
-            self._evict(victims, "evictions_capacity")
+            self._evict(victims, "evictions_capacity", batch)
 
     def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
         policy = self._policy
@@ -730,6 +750,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         evicted = 0
         book, policy = self._book, self._policy
         while evicted < MEMORY_EVICTIONS_PER_ROUND:
+            batch = object()
             with self._lru_guard(deadline):
                 # One eviction at a time, and none while a load awaits its commit.
                 while book.evictions_undecided() or policy.committing():
@@ -739,14 +760,15 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
                 )
                 for victim in victims:
-                    book.choose(victim, None)
+                    book.choose(victim, None, batch)
             if not victims:
                 break
-            evicted += self._evict(victims, "evictions_memory")
+            evicted += self._evict(victims, "evictions_memory", batch)
         return evicted
 
-    def _evict(self, victims: list[str], cause: str) -> int:
-        """Unload ``victims`` in order, outside the lock; return how many went."""
+    def _evict(self, victims: list[str], cause: str, batch: object) -> int:
+        """Unload ``victims`` (chosen as ``batch``) in order, outside the lock; return
+        how many went."""
         evicted = 0
         for index, victim in enumerate(victims):
             try:
@@ -754,7 +776,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             except BaseException as error:
                 self._counters.increment("eviction_failures")
                 try:
-                    self._rollback_eviction(victims[index:])
+                    self._rollback_eviction(victims[index:], batch)
                 except BaseException as secondary:  # keep the eviction's error (I16)
                     attach_secondary(error, secondary, "rolling back a failed eviction")
                 raise
@@ -762,7 +784,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 evicted += 1
                 self._counters.increment(cause)
             else:
-                self._rollback_eviction([victim])
+                self._rollback_eviction([victim], batch)
         return evicted
 
     def _evict_one(self, victim: str) -> bool:
@@ -789,13 +811,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 ):
                     return False
                 # Revalidate the choice as if made now (CapacityPolicy.still_chosen).
-                requester = book.requester(victim)
+                requester, batch = book.requester(victim), book.batch(victim)
                 book.unchoose(victim)
                 leased = frozenset(manager.lease_counts())
                 if not self._policy.still_chosen(victim, requester, leased):
                     self._lru_changed.notify_all()
                     return False
-                book.choose(victim, requester)
+                book.choose(victim, requester, batch)
                 book.start_unload(victim)
             try:
                 manager.remove(victim, delete_from_disk=False)
@@ -809,14 +831,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._forget(victim)
             return True
 
-    def _rollback_eviction(self, victims: list[str]) -> None:
-        # Victims never left their LRU positions; only the marks go.
+    def _rollback_eviction(self, victims: list[str], batch: object) -> None:
+        # Victims never left their LRU positions; only this batch's marks go. A victim
+        # may have been rescued and chosen again by a newer eviction meanwhile (nothing
+        # was undecided once ours failed): its marks are that eviction's, not ours.
         with self._lru_changed:
             book = self._book
             for victim in victims:
+                if not book.owned_by(victim, batch):
+                    continue
                 if book.state(victim) is _UNLOADING:
                     book.fail_unload(victim)
-                elif book.chosen(victim):
+                else:
                     book.unchoose(victim)
             self._lru_changed.notify_all()
 
