@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 TEXT_WIDTH: Final = 100
-_MESSAGE_LIMIT: Final = 600
+_MESSAGE_LIMIT: Final = 1200  # a stall names its primitive, line, module and backend advice in full
 _TRACEBACK_LINES: Final = 30
 
 
@@ -164,7 +164,7 @@ def _what(failure: lockstep.Failure) -> str:
 def failure_line(failure: lockstep.Failure) -> str:
     """One line: what broke (invariant id and title, or the failure kind) and the message."""
     first = failure.message.strip().splitlines()[0] if failure.message.strip() else ""
-    return abbreviate(f"{_what(failure)}: {first}", 600)
+    return abbreviate(f"{_what(failure)}: {first}", _MESSAGE_LIMIT)
 
 
 def _traceback(failure: lockstep.Failure) -> str | None:
