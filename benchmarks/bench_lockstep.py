@@ -346,6 +346,155 @@ def frontrun_table(bugs: ModuleType, seeds: int) -> dict[str, Any]:
     return {"available": True, "version": version, "rows": rows, "interleave": interleave}
 
 
+# --- 5. watched state ------------------------------------------------------------------
+
+
+def _load_path(name: str, *parts: str) -> ModuleType:
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    path = _ROOT.joinpath(*parts)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+RACE_STRATEGIES = ("dpor", "dfs", "random", "pct")
+_RACE_MODES = {
+    # mode: (watched, races)
+    "unwatched": (False, True),
+    "watched": (True, True),
+    "watched, races off": (True, False),
+}
+
+
+def race_table(budget: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """Executions to the first failure (and its kind) per race program, mode and strategy."""
+    races = _load_path(
+        "lockstep_quality_race_programs", "tests", "quality", "lockstep_race_programs.py"
+    )
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, program in races.PROGRAMS.items():
+        for mode, (watched, report) in _RACE_MODES.items():
+            row: dict[str, Any] = {}
+            for strategy in RACE_STRATEGIES:
+                result = races.hunt(program, strategy, watched=watched, races=report, budget=budget)
+                failure = result.failure
+                row[strategy] = {
+                    "executions": result.executions,
+                    "kind": None if failure is None else failure.kind,
+                    "verdict": result.verdict.coverage,
+                    "watched": result.verdict.watched,
+                }
+            table.setdefault(name, {})[mode] = row
+    return table
+
+
+class _Account:
+    def __init__(self) -> None:
+        self.balance = 0
+        self.history: list[int] = []
+        self.lock = lockstep.threading.Lock()
+
+
+def _bank(watched: bool) -> Callable[[], None]:
+    """3 threads x 10 locked deposits into an object (an attribute and a list)."""
+
+    def scenario() -> None:
+        account = _Account()
+        if watched:
+            lockstep.watch(account)
+
+        def deposit() -> None:
+            for _ in range(10):
+                with account.lock:
+                    account.balance += 1
+                    account.history.append(account.balance)
+
+        threads = [lockstep.spawn(deposit) for _ in range(3)]
+        for t in threads:
+            t.join()
+        assert account.balance == 30
+
+    return scenario
+
+
+def watch_overhead(executions: int, repeats: int) -> dict[str, Any]:
+    """Wall time per execution of the same race-free program, watched and not (medians
+    of ``repeats`` runs of ``executions`` random executions), and the ratio."""
+    per: dict[str, list[float]] = {"unwatched": [], "watched": [], "watched, races off": []}
+    steps: dict[str, int] = {}
+    for _ in range(repeats):
+        for mode, (watched, report) in _RACE_MODES.items():
+            result = lockstep.explore(
+                _bank(watched),
+                strategy=lockstep.RandomStrategy(0),
+                budget=executions,
+                races=report,
+                shrink=False,
+                progress=False,
+            )
+            if result.failure is not None:
+                raise RuntimeError(f"the overhead scenario failed: {result.failure.message}")
+            per[mode].append(result.elapsed / result.executions)
+            steps[mode] = result.steps // result.executions
+    medians = {mode: statistics.median(times) for mode, times in per.items()}
+    return {
+        "seconds_per_execution": medians,
+        "steps_per_execution": steps,
+        "ratio": medians["watched"] / medians["unwatched"],
+        "ratio_races_off": medians["watched, races off"] / medians["unwatched"],
+    }
+
+
+def _rw_programs(sim: ModuleType) -> dict[str, Any]:
+    op, program = sim.Op, sim.Program
+
+    def rd(slot: str, shape: str = "keyed") -> Any:
+        return op("rd", (shape, slot))
+
+    def wr(slot: str, shape: str = "keyed") -> Any:
+        return op("wr", (shape, slot))
+
+    return {
+        "check-then-act x2 (k in d; d[k] = v)": program.parallel(
+            [rd("k"), wr("k")], [rd("k"), wr("k")]
+        ),
+        "3 readers of one key": program.parallel([rd("k")], [rd("k")], [rd("k")]),
+        "lost update x3 (attribute)": program.parallel(
+            *([rd("a", "attr"), wr("a", "attr")] for _ in range(3))
+        ),
+        "len(d) vs two key writes": program.parallel([rd("*")], [wr("k")], [wr("j")]),
+        "readers and writers of two keys": program.parallel(
+            [rd("k"), wr("j")], [rd("j"), wr("k")], [rd("k"), rd("j")]
+        ),
+        "move_to_end vs lookups and len": program.parallel(
+            [op("mv", "k")], [rd("k"), rd("*")], [wr("j")]
+        ),
+    }
+
+
+def dpor_vs_traces() -> dict[str, dict[str, int]]:
+    """DPOR executions against the Mazurkiewicz traces under the read/write dependency
+    (brute force on lockstep's DPOR test simulator)."""
+    sim = _load_path("lockstep_dpor_sim", "tests", "lockstep_lin", "_sim.py")
+    table: dict[str, dict[str, int]] = {}
+    for name, program in _rw_programs(sim).items():
+        dpor = DporStrategy()
+        exploration = sim.explore(program, dpor)
+        table[name] = {
+            "traces": len(sim.all_traces(program)),
+            "executions": exploration.executions,
+            "complete": dpor.complete_executions,
+            "interleavings": sim.count_interleavings(program),
+        }
+    return table
+
+
 # --- driver ---------------------------------------------------------------------------
 
 
@@ -362,6 +511,9 @@ def run(*, quick: bool = False, seeds: int = 5, with_frontrun: bool = True) -> d
         "throughput": throughput(20 if quick else 300),
         "bugs": bug_table(bugs, seeds),
         "dpor_vs_dfs": dpor_vs_dfs(200 if quick else 20_000),
+        "races": race_table(100 if quick else 2000),
+        "watch_overhead": watch_overhead(5 if quick else 100, 1 if quick else 5),
+        "dpor_vs_traces": dpor_vs_traces(),
     }
     if with_frontrun and not quick:
         result["frontrun"] = frontrun_table(bugs, seeds)
@@ -472,6 +624,42 @@ def render(result: dict[str, Any]) -> str:
             )
         )
     out.append(f"   {fr.get('interleave', '')}".rstrip())
+    out += [
+        "",
+        "5. Watched state: executions to the first failure (kind); unwatched races are invisible",
+    ]
+    rows = []
+    for name, modes in result["races"].items():
+        for mode, row in modes.items():
+            cells = [name, mode]
+            for strategy in RACE_STRATEGIES:
+                cell = row[strategy]
+                found = cell["kind"] or f"none, {cell['verdict']}"
+                cells.append(f"{cell['executions']} ({found})")
+            rows.append(cells)
+    out.append(_table(["program", "mode", *RACE_STRATEGIES], rows))
+    wo = result["watch_overhead"]
+    secs, steps = wo["seconds_per_execution"], wo["steps_per_execution"]
+    out.append(
+        "   per-execution cost of watching (3 threads x 10 locked deposits, random): "
+        + ", ".join(f"{mode} {secs[mode] * 1000:.2f} ms ({steps[mode]} steps)" for mode in secs)
+        + f"; watched/unwatched x{wo['ratio']:.2f} (goal <= 1.5), "
+        f"races off x{wo['ratio_races_off']:.2f}"
+    )
+    rows = []
+    for name, row in result["dpor_vs_traces"].items():
+        ratio = row["executions"] / max(row["traces"], 1)
+        rows.append(
+            [
+                name,
+                str(row["interleavings"]),
+                str(row["traces"]),
+                str(row["executions"]),
+                f"x{ratio:.2f}",
+            ]
+        )
+    out.append("   DPOR against the Mazurkiewicz traces of read/write programs (goal <= x1.2):")
+    out.append(_table(["program", "interleavings", "traces", "DPOR executions", "ratio"], rows))
     return "\n".join(out)
 
 

@@ -126,7 +126,13 @@ class ManagerAdapter(Protocol):
     * `patch_modules()`: the modules lockstep must patch to control the
       stack's threading;
     * with the "statistics" capability, `statistics(stack)`: the stack's
-      counters by name (see `CAPABILITIES`).
+      counters by name (see `CAPABILITIES`);
+    * optionally `watched(stack) -> Iterable[object]`: the objects whose
+      attributes are the stack's shared state, watched in every execution so
+      data races on them are failures (default: the stack's own objects,
+      found by `models_spec.watching.default_watched`; return ``()`` to
+      watch nothing). Intended lock-free reads are declared by the
+      implementation in a ``__benign_races__`` class attribute.
     """
 
     name: str

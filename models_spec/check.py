@@ -115,6 +115,9 @@ def harness_files() -> frozenset[str]:
     )
 
 
+_ACCESS_KINDS = frozenset({"read", "write"})  # steps at watched accesses (lockstep.watch)
+
+
 def code_switch_points(counts: Mapping[str, int]) -> int:
     """Steps of ``counts`` (file -> steps, `lockstep.ExploreResult.switch_points`) in code
     under test: outside lockstep (never attributed to it) and outside `harness_files`."""
@@ -125,6 +128,8 @@ def code_switch_points(counts: Mapping[str, int]) -> int:
 def _trace_counts(trace: lockstep.report.Trace) -> dict[str, int]:
     counts: dict[str, int] = {}
     for step in trace.steps:
+        if step.kind in _ACCESS_KINDS:
+            continue  # a watched access: not synchronisation (as ExploreResult.switch_points)
         filename = step.location.rpartition(":")[0] or step.location
         counts[filename] = counts.get(filename, 0) + 1
     return counts
@@ -263,11 +268,14 @@ def explore_scenario(
     shrink: bool = True,
     max_steps: int = DEFAULT_MAX_STEPS,
     stall_diagnosis: float | None = None,
+    races: bool = True,
 ) -> CheckOutcome:
     """Explore `scenario` on `adapter` with the named strategy, up to `budget` executions.
 
     ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
-    reported (None: lockstep's default).
+    reported (None: lockstep's default). ``races`` False: data races on the watched
+    state are not reported (the search still switches at watched accesses), so the
+    invariant a race leads to is what fails.
     """
     skipped = _skip(scenario, adapter, strategy)
     if skipped is not None:
@@ -290,6 +298,7 @@ def explore_scenario(
             shrink=shrink,
             progress=False,
             import_modules=_import_modules(adapter),
+            races=races,
             **_stall_options(stall_diagnosis),
         )
     return CheckOutcome(

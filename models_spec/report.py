@@ -144,7 +144,7 @@ def write_artifacts(
             thread_names=list(failure.trace.thread_names),
             failure_message=abbreviate(failure.message, 4000),
             extra_sections=sections,
-            marked_steps=() if failure.race is None else failure.race.steps,
+            marked_steps=() if failure.race is None else failure.race.marks(),
         ),
         encoding="utf-8",
     )
@@ -201,7 +201,7 @@ def explain_failure(
         f"  Failing interleaving, shrunk ({len(trace)} steps, {preemptions} "
         f"preemption{'s' if preemptions != 1 else ''}):"
     )
-    marked = () if failure.race is None else failure.race.steps
+    marked = () if failure.race is None else failure.race.marks()
     parts.append(trace.swimlanes(max_width=TEXT_WIDTH, marked=marked))
     if artifacts is not None:
         parts.append(f"  schedule:  {artifacts.schedule}")

@@ -53,6 +53,7 @@ from models_spec.driver import (
     i15_skips,
 )
 from models_spec.fakes import Script, ScriptedRegistry
+from models_spec.watching import watch_stack
 
 __all__ = [
     "OP_KINDS",
@@ -238,6 +239,9 @@ class World:
             queue_lock_timeout=setup.queue_lock_timeout,
             **extra,
         )
+        # The stack's shared state is watched: its accesses are switch points and
+        # data races on it are failures (models_spec.watching, docs/races.md).
+        watch_stack(adapter, self.stack, exclude=(self.registry, self.ghost))
         caps = frozenset(adapter.capabilities)
         # Without the capacity capability nothing is ever evicted: judge the
         # history against an unbounded cache.

@@ -416,7 +416,9 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         verdict, label = "ERROR", "stall"
         message = stalled[0].message
         explanation = stalled[0].explanation
-    elif not failed and reached and sum(reached) == 0:
+    elif reached and sum(reached) == 0 and all(r.kind == "data-race" for r in failed):
+        # No controlled synchronisation: nothing was interleaved at the code's locks, and
+        # a reported race is no evidence either (unseen locks order nothing).
         verdict, label = "ERROR", "0 switch points"
         message = (
             f"0 switch points in {module or 'the code under test'}: is it in patch_modules()? "
@@ -424,6 +426,11 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
             "lockstep.checkpoint) inside the code under test, so none of its interleavings "
             "was explored; this cell proves nothing"
         )
+        if failed:
+            message += (
+                " (the data race it reported is no evidence: locks lockstep does not "
+                "control order nothing for its race detector)"
+            )
         explanation = wrap_text(f"{job.scenario} on {job.implementation}: {message}")
     elif job.role == "variant":
         verdict = "CAUGHT" if failed else "ESCAPED"

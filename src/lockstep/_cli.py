@@ -257,7 +257,7 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
         thread_names=list(result.trace.thread_names),
         extra_sections=tuple(extra),
         failure_message=message,
-        marked_steps=() if failure is None or failure.race is None else failure.race.steps,
+        marked_steps=() if failure is None or failure.race is None else failure.race.marks(),
     )
     try:
         Path(path).write_text(text, encoding="utf-8")

@@ -34,7 +34,7 @@ from lockstep._failure import Failure
 from lockstep._imports import import_roots
 from lockstep._patching import patched, resolve_module
 from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
-from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run
+from lockstep._runtime import ACCESS_KINDS, DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
@@ -286,8 +286,12 @@ def explore(
 
 
 def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
-    """Add the steps of ``run`` to ``counts`` by the source file they were taken in."""
+    """Add the synchronisation steps of ``run`` to ``counts`` by the source file they
+    were taken in (watched accesses are not counted: they say nothing about whether
+    the code's locks are controlled)."""
     for step in run.steps:
+        if step.op.kind in ACCESS_KINDS:
+            continue
         filename = step.op.location.rpartition(":")[0] or step.op.location
         counts[filename] = counts.get(filename, 0) + 1
 

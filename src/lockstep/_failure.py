@@ -150,10 +150,10 @@ class Failure:
             parts.append(format_exception(self.exception))
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
-        marked: tuple[int, ...] = ()
+        marked: dict[int, str] = {}
         if self.race is not None:
             parts.append(self.race.describe())
-            marked = self.race.steps
+            marked = self.race.marks()
         parts.append(
             f"Failing interleaving ({len(self.trace)} steps, "
             f"{_plural(self.trace.preemptions, 'preemption')}):\n"

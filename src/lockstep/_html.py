@@ -144,7 +144,7 @@ def render_html(
     extra_sections: Iterable[HtmlSection | tuple[str, str]] = (),
     failure_message: str | None = None,
     failure_step: int | None = None,
-    marked_steps: Collection[int] = (),
+    marked_steps: Collection[int] | Mapping[int, str] = (),
 ) -> str:
     """Render an execution as a self-contained HTML timeline (one column per thread).
 
@@ -157,7 +157,8 @@ def render_html(
     take the row's ``thread_name``).  ``failure_message`` is shown in a red
     box at the top; ``failure_step`` (default: the last step when a failure
     message is given) is highlighted.  ``marked_steps`` (a data race's two
-    accesses, ``Failure.race.steps``) get a "race" badge.  ``extra_sections``
+    accesses: ``Failure.race.marks()``, step -> note) get a "race" badge and
+    their note.  ``extra_sections``
     are appended.
 
     Raises ``TypeError``/``ValueError`` naming the offending row or argument.
@@ -225,6 +226,8 @@ def render_html(
             cell += f'<span class="loc">{_e(row["location"])}</span>'
         if row.get("note"):
             cell += f'<span class="note">{_e(row["note"])}</span>'
+        if isinstance(marked_steps, Mapping) and row["step"] in marked_steps:
+            cell += f'<span class="note">{_e(marked_steps[row["step"]])}</span>'
         cells = "".join(
             f'<td class="op">{cell}</td>' if index == thread else "<td></td>"
             for index in range(len(names))

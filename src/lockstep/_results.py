@@ -176,9 +176,10 @@ class ExploreResult:
     ``schedules_per_second``, total ``steps``; ``pct_bound``: PCT's guaranteed
     per-execution probability 1/(n*k^(d-1)) for the observed n threads and k steps
     (None for other strategies); ``max_threads``/``max_steps_seen`` observed;
-    ``switch_points``: source file -> steps taken at switch points located in it, over
+    ``switch_points``: source file -> steps taken at synchronisation switch points
+    (controlled primitives and checkpoints, not watched accesses) located in it, over
     every execution (not shrinking): a module the scenario should exercise but that has
-    no entry was never interleaved (is it patched?).
+    no entry was never interleaved at its synchronisation (is it patched?).
     """
 
     executions: int

@@ -78,6 +78,9 @@ _tls = _real_threading.local()
 DEFAULT_STALL_TIMEOUT = 30.0
 
 Predicate = Callable[[], bool]
+# The kinds of switch points at watched accesses (lockstep._memory): invariants are not
+# checked while a thread is stopped at one (see Run._at_rest).
+ACCESS_KINDS = frozenset({"read", "write"})
 
 
 class _Abort(BaseException):
@@ -462,11 +465,26 @@ class Run:
             self.in_invariant = False
         return True
 
+    def _at_rest(self) -> bool:
+        """True when no live thread is stopped at a watched access (lockstep._memory):
+        invariants describe the states between synchronisation operations, and an
+        access switch point can sit in the middle of a critical section."""
+        for t in self.threads:
+            op = t.pending
+            if op is not None and op.kind in ACCESS_KINDS and not t.finished:
+                return False
+        return True
+
     def _decide(self, current: LogicalThread | None) -> LogicalThread | None:
         """Pick the next thread (None: the execution is over or failed)."""
         if self.failure_info is not None or self.aborting or self.internal_error is not None:
             return None
-        if self.invariants and current is not None and not self._check_invariants(current):
+        if (
+            self.invariants
+            and current is not None
+            and self._at_rest()
+            and not self._check_invariants(current)
+        ):
             return None
         live = [t for t in self.threads if not t.finished]
         if not any(not t.daemon for t in live):
@@ -676,7 +694,8 @@ def checkpoint(label: str, *, resource: Hashable | None = None) -> None:
 
 
 def add_invariant(fn: Callable[[], object]) -> None:
-    """Register ``fn`` for the current execution; it runs at every switch point.
+    """Register ``fn`` for the current execution; it runs at every switch point at which
+    no thread is stopped at a watched access (those can sit inside a critical section).
 
     ``fn()`` raising (usually AssertionError) is an "invariant" failure. It runs with
     every thread stopped; lock operations inside it are no-ops and waits are errors.

@@ -9,7 +9,7 @@ thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html`
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -141,14 +141,15 @@ class Trace:
         *,
         width: int | None = None,
         limit: int | None = 400,
-        marked: Collection[int] = (),
+        marked: Collection[int] | Mapping[int, str] = (),
         max_width: int = TEXT_WIDTH,
     ) -> str:
         """Text swimlanes: one column per thread, one row per step.
 
         Each cell is the operation and its file:line; preemptions are marked with ``!``
         before the step number, and the steps in ``marked`` (a data race's two
-        accesses) with ``<< RACE`` after the row. At most ``limit`` steps are shown
+        accesses: ``DataRace.marks()``, step -> note) with their note after the row
+        (``<< RACE`` for a plain collection of steps). At most ``limit`` steps are shown
         (the last ones) so a failure message stays readable. Lines are at most
         ``max_width`` columns (plus a race mark): a cell that does not fit its column
         continues on the next lines (nothing is cut off; a huge label is abbreviated),
@@ -186,6 +187,19 @@ _LEGEND = "(! = preemption: the previous thread could have continued)"
 _RACE = "  << RACE"
 
 
+def _race_mark(marked: Collection[int] | Mapping[int, str], index: int) -> str:
+    """The text after a marked row ("" when the step is not marked)."""
+    if isinstance(marked, Mapping):
+        note = marked.get(index)
+        return "" if note is None else f"  {note}"
+    return _RACE if index in marked else ""
+
+
+def _race_note(marked: Collection[int] | Mapping[int, str], index: int) -> str:
+    """A marked step's note, shown under the step in its own lane ("" when unmarked)."""
+    return _race_mark(marked, index).strip()
+
+
 def _fixed_lanes(
     headers: list[str],
     steps: Sequence[StepRecord],
@@ -193,7 +207,7 @@ def _fixed_lanes(
     width: int,
     skipped: int,
     *,
-    marked: Collection[int],
+    marked: Collection[int] | Mapping[int, str],
 ) -> str:
     lines = ["  step | " + " | ".join(_fit(h, width) for h in headers)]
     lines.append("-" * len(lines[0]))
@@ -204,8 +218,13 @@ def _fixed_lanes(
         if step.thread < len(cells):
             cells[step.thread] = _fit(cells_text[step.index], width)
         mark = "!" if step.preemption else " "
-        race = _RACE if step.index in marked else ""
-        lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells) + race)
+        lines.append(f"{mark}{step.index:5d} | " + " | ".join(cells))
+        note = _race_note(marked, step.index)
+        if note and step.thread < len(cells):
+            for piece in _chunks(note, width):
+                cells = [" " * width] * len(headers)
+                cells[step.thread] = piece.ljust(width)
+                lines.append("       | " + " | ".join(cells))
     lines.append(_LEGEND)
     return "\n".join(line.rstrip() for line in lines)
 
@@ -223,7 +242,7 @@ def _wrapped_lanes(
     width: int,
     skipped: int,
     *,
-    marked: Collection[int],
+    marked: Collection[int] | Mapping[int, str],
 ) -> str:
     header_parts = [_chunks(h, width) for h in headers]
     lines: list[str] = []
@@ -238,14 +257,16 @@ def _wrapped_lanes(
         lines.append(f"  ... {skipped} earlier steps omitted ...")
     for step in steps:
         pieces = _chunks(cells_text[step.index], width)
+        note = _race_note(marked, step.index)
+        if note:  # under the step, in its own lane: the lanes keep their width
+            pieces.extend(_chunks(note, width))
         for row, piece in enumerate(pieces):
             cells = [" " * width] * len(headers)
             if step.thread < len(cells):
                 cells[step.thread] = piece.ljust(width)
             mark = "!" if step.preemption and row == 0 else " "
             number = f"{step.index:5d}" if row == 0 else "     "
-            race = _RACE if row == 0 and step.index in marked else ""
-            lines.append(f"{mark}{number} | " + " | ".join(cells) + race)
+            lines.append(f"{mark}{number} | " + " | ".join(cells))
     lines.append(_LEGEND)
     return "\n".join(line.rstrip() for line in lines)
 
@@ -257,7 +278,7 @@ def _listed_lanes(
     max_width: int,
     skipped: int,
     *,
-    marked: Collection[int],
+    marked: Collection[int] | Mapping[int, str],
 ) -> str:
     """Too many threads for columns: one line per step, thread named."""
     lines = ["  step  thread: operation"]
@@ -266,7 +287,7 @@ def _listed_lanes(
     for step in steps:
         mark = "!" if step.preemption else " "
         who = headers[step.thread] if step.thread < len(headers) else str(step.thread)
-        race = _RACE if step.index in marked else ""
+        race = _race_mark(marked, step.index)
         text = f"{mark}{step.index:5d}  {abbreviate(who, 40)}: {cells_text[step.index]}{race}"
         lines.append(wrap_lines(abbreviate(text, 4 * max_width), max_width))
     lines.append(_LEGEND)

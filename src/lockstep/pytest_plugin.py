@@ -273,7 +273,7 @@ def _save_html(failure: Any, path: Path, *, title: str) -> Path:
             thread_names=list(failure.trace.thread_names),
             failure_message=abbreviate(f"{failure.kind}: {failure.message}", 4000),
             extra_sections=[("Reproduce", failure.replay_command or "")],
-            marked_steps=() if failure.race is None else failure.race.steps,
+            marked_steps=() if failure.race is None else failure.race.marks(),
         ),
         encoding="utf-8",
     )

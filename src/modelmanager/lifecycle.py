@@ -45,6 +45,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from types import TracebackType
+from typing import ClassVar
 
 from modelmanager.errors import LockTimeout
 from modelmanager.leases import LeaseTable
@@ -131,6 +132,15 @@ class LifecycleTable:
     owning manager keeps for its warm paths; it is only ever held for short,
     non-blocking steps and never while acquiring another lock.
     """
+
+    # Intended lock-free reads (read by race detectors; see ModelManager).
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "_entries": (
+            "snapshot() and len() read it without the state lock: one atomic dict copy or "
+            "len each, for introspection; every change and every decision is made under "
+            "the state lock"
+        ),
+    }
 
     def __init__(self, on_timeout: Callable[[], None] | None = None) -> None:
         self._state_lock = threading.Lock()

@@ -526,18 +526,36 @@ def test_a_test_side_declaration() -> None:
     assert result.exhausted
 
 
-def test_a_declared_container_race() -> None:
-    """watch(container, racy=reason) covers the whole container."""
-
+def _declared_set(locked_write: bool) -> Callable[[], None]:
     def scenario() -> None:
-        seen = watch(set(), racy="a best-effort cache of ids")
+        seen = watch(set(), racy="a lock-free membership test, rechecked under the lock")
+        lock = threading.Lock()
 
-        def worker(k: int) -> None:
-            if k not in seen:
-                seen.add(k)
+        def worker() -> None:
+            if locked_write:
+                if 1 not in seen:  # lock-free read: the declared race
+                    with lock:
+                        if 1 not in seen:
+                            seen.add(1)
+            elif 1 not in seen:
+                seen.add(1)  # two of these can run unordered: a write/write race
 
-        ts = [lockstep.spawn(worker, k) for k in range(2)]
+        ts = [lockstep.spawn(worker) for _ in range(2)]
         for t in ts:
             t.join()
 
-    assert _dpor(scenario).failure is None
+    return scenario
+
+
+def test_a_declaration_covers_read_write_races_only() -> None:
+    """watch(container, racy=reason): a lock-free read racing with a locked write is
+    the declared race; two unordered writes are still reported."""
+    declared = _dpor(_declared_set(locked_write=True))
+    assert declared.failure is None, declared.failure
+    assert declared.exhausted
+    unlocked = _dpor(_declared_set(locked_write=False))
+    assert unlocked.failure is not None
+    assert unlocked.failure.kind == "data-race"
+    race = unlocked.failure.race
+    assert race is not None
+    assert (race.first.mode, race.second.mode) == ("write", "write")

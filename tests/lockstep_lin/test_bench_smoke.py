@@ -37,6 +37,13 @@ def test_quick_run_has_every_table(capsys: pytest.CaptureFixture[str]) -> None:
         assert row["dpor"]["complete"] == row["traces"]
         assert row["dpor"]["exhausted"]
     assert result["frontrun"]["available"] is False
+    for modes in result["races"].values():
+        assert modes["watched"]["dpor"]["kind"] == "data-race"
+        assert modes["watched, races off"]["dpor"]["kind"] == "exception"
+        assert modes["unwatched"]["dpor"]["kind"] is None
+    assert result["watch_overhead"]["ratio"] > 0
+    for row in result["dpor_vs_traces"].values():
+        assert row["complete"] == row["traces"]
     assert bench_lockstep.main(["--quick"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("bench_lockstep: python ")

@@ -27,10 +27,13 @@ first step)
 Queue, Barrier and Timer are built on these (a ``put`` releases the queue's lock
 after appending, the ``get`` acquires it before taking), so their edges follow.
 ``Condition.notify`` needs no edge of its own: the woken thread reacquires the
-lock the notifier released. A non-blocking acquire that fails still acquires
-(like a failed ``tryLock`` reading the lock's state in the Java memory model):
-it can only hide a race with code that ran before the lock's last release.
-``Lock.locked()``, ``sleep`` and checkpoints are not synchronisation.
+lock the notifier released. Lock ownership is followed from the steps (who
+holds each Lock/RLock, with RLock counts and what a Condition wait saves), so a
+non-blocking acquire that fails acquires nothing, and :meth:`SyncTracker.holds_lock`
+says whether a thread holds any lock. A semaphore acquire that fails without
+blocking still acquires (its count is not followed): it can only hide a race
+with code that ran before the semaphore's last release. ``Lock.locked()``,
+``sleep`` and checkpoints are not synchronisation.
 
 A thread's own component counts its releases (FastTrack's epochs): an access at
 epoch ``c`` of thread ``t`` happens before everything that acquired a release
@@ -77,6 +80,18 @@ RELEASES = frozenset(
 )
 
 
+_LOCKING = frozenset(
+    {
+        "Lock.acquire",
+        "RLock.acquire",
+        "Condition.reacquire",
+        "Lock.release",
+        "RLock.release",
+        "Condition.wait",
+    }
+)
+
+
 def join(into: VectorClock, other: Sequence[int]) -> None:
     """``into = into ⊔ other`` (component-wise maximum), growing ``into`` as needed."""
     if len(into) < len(other):
@@ -109,12 +124,24 @@ class SyncTracker:
         self._spawned: dict[int, VectorClock] = {}
         self._next_child = 1
         self._cursor = 0
+        # Lock ownership as the steps show it: lock -> (owner, recursion count); the
+        # counts a Condition wait saved, by (thread, lock); locks held per thread.
+        self._owners: dict[Hashable, tuple[int, int]] = {}
+        self._saved: dict[tuple[int, Hashable], int] = {}
+        self._held: dict[int, int] = {}
+
+    def holds_lock(self, thread: int) -> bool:
+        """Whether ``thread`` holds a Lock or RLock (as of the last step applied)."""
+        return self._held.get(thread, 0) > 0
 
     def catch_up(self, steps: Sequence[StepRecord]) -> None:
         """Apply the steps recorded since the last call."""
-        for index in range(self._cursor, len(steps)):
+        end = len(steps)
+        if self._cursor == end:
+            return
+        for index in range(self._cursor, end):
             self.apply(steps[index])
-        self._cursor = len(steps)
+        self._cursor = end
 
     def clock(self, thread: int) -> VectorClock:
         """Thread ``thread``'s current vector clock (created at its first step)."""
@@ -136,6 +163,8 @@ class SyncTracker:
         thread = step.thread
         vc = self.clock(thread)
         kind = step.op.kind
+        if kind in _LOCKING and not self._lock_step(thread, kind, step):
+            return
         if kind in ACQUIRES:
             if step.choice.kind != "run":
                 return
@@ -155,6 +184,43 @@ class SyncTracker:
             self._next_child += 1
             vc[thread] += 1
             self._note(thread, step)
+
+    def _lock_step(self, thread: int, kind: str, step: StepRecord) -> bool:
+        """Follow a Lock/RLock/Condition step's ownership change; False when it
+        synchronises nothing (a failed non-blocking acquire, a release of an
+        unlocked lock, a timed-out acquire)."""
+        if step.choice.kind != "run":
+            return False
+        keys = _keys(step.op.resource)
+        if len(keys) != 1:
+            return True
+        key = keys[0]
+        owner = self._owners.get(key)
+        if kind in ("Lock.acquire", "RLock.acquire"):
+            if owner is None:
+                self._owners[key] = (thread, 1)
+                self._held[thread] = self._held.get(thread, 0) + 1
+                return True
+            if owner[0] == thread and kind == "RLock.acquire":
+                self._owners[key] = (thread, owner[1] + 1)
+                return True
+            return False  # acquire(blocking=False) on a held lock: it failed
+        if kind == "Condition.reacquire":
+            count = self._saved.pop((thread, key), 1)
+            self._owners[key] = (thread, count)
+            self._held[thread] = self._held.get(thread, 0) + 1
+            return True
+        if owner is None:
+            return False  # RuntimeError: release of an unlocked lock
+        holder, count = owner
+        if kind == "RLock.release" and count > 1:
+            self._owners[key] = (holder, count - 1)
+            return True
+        del self._owners[key]
+        self._held[holder] = self._held.get(holder, 1) - 1
+        if kind == "Condition.wait":
+            self._saved[(thread, key)] = count
+        return True
 
     def _note(self, thread: int, step: StepRecord) -> None:
         self.last_sync[thread] = SyncEvent(step.index, step.op.kind, step.op.label, step.location)

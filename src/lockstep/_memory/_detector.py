@@ -19,18 +19,21 @@ component for its thread):
 Because the search stops at the first failure, every recorded write of a slot is
 ordered after the previous ones (or a race was reported), so keeping only the
 last write is exact (FastTrack's argument); reads between writes are kept per
-thread. Locations declared intentionally racy (``__benign_races__``,
-``watch(..., racy=...)``) are checked but never reported.
+thread. On a location declared intentionally racy (``__benign_races__``,
+``watch(..., racy=...)``) a read racing with a write is not reported; two
+unordered writes still are (a lost update is never intended).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from lockstep._memory._clocks import SyncTracker, VectorClock
+from lockstep._memory._clocks import SyncEvent, SyncTracker, VectorClock
 from lockstep._memory._locations import WHOLE, Access
-from lockstep._memory._report import DataRace, RaceAccess
+from lockstep._memory._report import DataRace, RaceAccess, where_text
+from lockstep._memory._where import access_where
+from lockstep._trace import StepRecord
 
 if TYPE_CHECKING:
     from lockstep._memory._state import Shadow
@@ -42,7 +45,21 @@ __all__ = ["RaceDetector"]
 class _Record:
     """One recorded access (what a later conflicting access is compared with)."""
 
-    __slots__ = ("access", "code", "epoch", "step", "sync", "thread", "thread_name")
+    __slots__ = (
+        "access",
+        "epoch",
+        "position",
+        "steps",
+        "sync",
+        "thread",
+        "thread_name",
+        "where",
+    )
+
+    @property
+    def code(self) -> str:
+        """file:line of the access."""
+        return where_text(self.where)
 
     def __init__(  # noqa: PLR0917 - one field each, built in one place
         self,
@@ -50,24 +67,37 @@ class _Record:
         thread_name: str,
         epoch: int,
         access: Access,
-        code: str,
-        step: int | None,
-        sync: str | None,
+        where: tuple[str, int],
+        steps: Sequence[StepRecord],
+        sync: SyncEvent | None,
     ) -> None:
         self.thread = thread
         self.thread_name = thread_name
         self.epoch = epoch
         self.access = access
-        self.code = code
-        self.step = step
+        self.where = where
+        self.steps = steps  # the execution's step log (grows; read only for a report)
+        self.position = len(steps)  # steps recorded when the access ran
         self.sync = sync
 
     def ordered_before(self, clock: VectorClock) -> bool:
         t = self.thread
         return t < len(clock) and self.epoch <= clock[t]
 
+    def _step(self) -> tuple[int | None, bool]:
+        """The step that marks this access, and whether it is the access itself."""
+        steps = self.steps
+        for index in range(self.position - 1, -1, -1):
+            step = steps[index]
+            if step.thread == self.thread:
+                resource = step.op.resource
+                own = isinstance(resource, Access) and resource.target == self.access.target
+                return step.index, own and index == self.position - 1
+        return None, False
+
     def side(self) -> RaceAccess:
         a = self.access
+        step, switch = self._step()
         return RaceAccess(
             thread=self.thread,
             thread_name=self.thread_name,
@@ -75,17 +105,21 @@ class _Record:
             operation=a.op,
             location=a.location_text(),
             code=self.code,
-            step=self.step,
-            last_sync=self.sync,
+            step=step,
+            last_sync=None if self.sync is None else self.sync.describe(),
+            switch=switch,
         )
 
 
 class _Target:
     """The access history of one watched object or container."""
 
-    __slots__ = ("r_all", "r_any", "reads", "w_all", "w_any", "writes")
+    __slots__ = ("r_all", "r_any", "reads", "seen", "w_all", "w_any", "writes")
 
     def __init__(self) -> None:
+        # (thread, slot, write, reorder) -> the epoch of its last check: the same
+        # access again at the same epoch adds nothing (FastTrack's same-epoch fast path).
+        self.seen: dict[tuple[int, Hashable, bool, bool], int] = {}
         self.writes: dict[Hashable, _Record] = {}
         self.reads: dict[Hashable, dict[int, _Record]] = {}
         self.w_all: _Record | None = None
@@ -144,38 +178,53 @@ class RaceDetector:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.sync = SyncTracker()
-        self.targets: dict[Hashable, _Target] = {}
         self.checked = 0
         self.benign_hits: dict[str, int] = {}
 
-    def check(self, lt: LogicalThread, shadow: Shadow, access: Access, code: str) -> None:
-        """Check one access by ``lt`` (already scheduled: it runs right after this)."""
+    def holds_lock(self, lt: LogicalThread) -> bool:
+        """Whether ``lt`` holds a Lock or RLock now."""
+        self.sync.catch_up(self.run.steps)
+        return self.sync.holds_lock(lt.index)
+
+    def check(  # noqa: PLR0917 - the access's fields, passed on the hot path unboxed
+        self,
+        lt: LogicalThread,
+        shadow: Shadow,
+        slot: Hashable,
+        write: bool,
+        op: str,
+        reorder: bool,
+        access: Access | None,
+    ) -> None:
+        """Check one access by ``lt`` (already scheduled: it runs right after this).
+        ``access`` is the Access when the caller built one (else built here if needed)."""
         run = self.run
-        self.sync.catch_up(run.steps)
+        sync = self.sync
+        sync.catch_up(run.steps)
         t = lt.index
-        clock = self.sync.clock(t)
-        last = self.sync.last_sync.get(t)
-        rec = _Record(
-            t,
-            lt.name,
-            clock[t],
-            access,
-            code,
-            _current_step(run, t),
-            None if last is None else last.describe(),
-        )
-        target = self.targets.get(access.target)
+        clock = sync.clock(t)
+        epoch = clock[t]
+        target: _Target | None = shadow.races
         if target is None:
-            target = self.targets[access.target] = _Target()
+            target = shadow.races = _Target()
+        key = (t, slot, write, reorder)
+        seen = target.seen
+        if seen.get(key) == epoch:
+            return  # checked already at this epoch: nothing new can race with it
+        seen[key] = epoch
+        if access is None:
+            access = Access(shadow.target, shadow.name, shadow.shape, slot, write, op, reorder)
+        where = access_where()
+        rec = _Record(t, lt.name, epoch, access, where, run.steps, sync.last_sync.get(t))
         self.checked += 1
+        code = rec.code
         for other in target.conflicts(access):
             if other is None or other.thread == t or other.ordered_before(clock):
                 continue
-            reason = shadow.benign_reason(access.slot if shadow.shape == "attr" else WHOLE)
-            if reason is not None:
+            if _intended(shadow, access, rec, other):
                 name = access.location_text()
                 self.benign_hits[name] = self.benign_hits.get(name, 0) + 1
-                break
+                continue
             race = DataRace(access.location_text(), other.side(), rec.side())
             run.fail(
                 "data-race",
@@ -190,13 +239,12 @@ class RaceDetector:
         target.record(rec)
 
 
-def _current_step(run: Run, thread: int) -> int | None:
-    """The step of the access being checked: the last step, when it is this thread's
-    access (else the access was not a switch point)."""
-    steps = run.steps
-    if not steps:
-        return None
-    last = steps[-1]
-    if last.thread == thread and isinstance(last.op.resource, Access):
-        return last.index
-    return None
+def _intended(shadow: Shadow, access: Access, rec: _Record, other: _Record) -> bool:
+    """Whether a race on a declared location is the declared kind: a read racing with
+    a write (reads of it may see either value). Two unordered writes are still
+    reported: a lost update is never intended."""
+    if shadow.benign_reason(access.slot if shadow.shape == "attr" else WHOLE) is None:
+        return False
+    first_writes = other.access.write or other.access.reorder
+    second_writes = access.write or access.reorder
+    return first_writes != second_writes

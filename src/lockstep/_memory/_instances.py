@@ -33,7 +33,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from lockstep._memory._containers import replace_class
+from lockstep._memory._containers import CONTAINER_TYPES, replace_class
 from lockstep._memory._state import MemoryState, active_run
 
 __all__ = ["base_class", "is_tracked_instance", "tracked_instance_class"]
@@ -123,7 +123,10 @@ def tracked_instance_class(cls: Any) -> type:
                 memory, lt, shadow = found
                 if kind_of(name) != _DESCRIPTOR:
                     memory.access(lt, shadow, True, name, "write")
-                value = adopt_value(memory, shadow.name, name, shadow.benign_reason(name), value)
+                if isinstance(value, CONTAINER_TYPES):
+                    value = adopt_value(
+                        memory, shadow.name, name, shadow.benign_reason(name), value
+                    )
         base_setattr(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:

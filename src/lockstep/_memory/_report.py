@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["DataRace", "RaceAccess"]
+__all__ = ["DataRace", "RaceAccess", "where_text"]
+
+
+def where_text(where: tuple[str, int]) -> str:
+    """``file:line`` of a (file, line) pair ("?" when unknown)."""
+    return "?" if where[0] == "?" else f"{where[0]}:{where[1]}"
 
 
 @attrs.frozen(slots=True)
@@ -14,9 +19,10 @@ class RaceAccess:
     ``thread`` / ``thread_name``: who; ``mode``: "read" or "write"; ``operation``:
     what the code did (``in``, ``[]=``, ``append``, ``write``...); ``location``:
     what it touched (``Manager#1._models['X']``); ``code``: file:line of the access;
-    ``step``: its step in the failing trace (None when it was not a switch point,
-    e.g. made while no other thread was alive); ``last_sync``: the last
-    synchronisation the thread did before it (None: none since it started).
+    ``step``: its step in the failing trace when ``switch`` (the access was a switch
+    point), else the thread's last step before it (the access ran right after that
+    step; None when the thread had none); ``last_sync``: the last synchronisation
+    the thread did before it (None: none since it started).
     """
 
     thread: int
@@ -27,10 +33,16 @@ class RaceAccess:
     code: str
     step: int | None
     last_sync: str | None
+    switch: bool = True
 
     def describe(self) -> str:
         """One line: who did what where, and the last synchronisation before it."""
-        step = "" if self.step is None else f" (step {self.step})"
+        if self.step is None:
+            step = ""
+        elif self.switch:
+            step = f" (step {self.step})"
+        else:
+            step = f" (right after step {self.step})"
         sync = self.last_sync or "nothing since the thread started"
         return (
             f"thread {self.thread}:{self.thread_name} {self.mode}s {self.location} "
@@ -49,8 +61,23 @@ class DataRace:
 
     @property
     def steps(self) -> tuple[int, ...]:
-        """The trace steps of both accesses (those that were switch points)."""
+        """The trace steps that mark the two accesses (the access itself when it was a
+        switch point, else the thread's step right before it)."""
         return tuple(s.step for s in (self.first, self.second) if s.step is not None)
+
+    def marks(self) -> dict[int, str]:
+        """Step -> the note that marks a race access on that step's row."""
+        notes: dict[int, str] = {}
+        for side in (self.first, self.second):
+            if side.step is None:
+                continue
+            if side.switch:
+                note = "<< RACE"
+            else:
+                where = side.code.replace("\\", "/").rsplit("/", 1)[-1]
+                note = f"<< RACE: then {side.mode}s {side.location} @{where}"
+            notes[side.step] = f"{notes[side.step]}; {note}" if side.step in notes else note
+        return notes
 
     def describe(self) -> str:
         """The race in a few lines (what ``str(failure)`` shows under the message)."""

@@ -11,17 +11,30 @@ ids across executions), and owns the race detector.
 is a no-op outside a run, inside an invariant, for objects not watched in the
 current execution, and while lockstep itself is computing an access (a key's
 ``__hash__`` or ``__eq__`` reading watched state must not re-enter). Otherwise
-:meth:`MemoryState.access` makes the access a switch point (kind "read" or
-"write", resource an :class:`~lockstep._memory._locations.Access`), then hands
-it to the race detector. Two exceptions keep traces short without losing
-anything:
+:meth:`MemoryState.access` hands the access to the race detector and decides
+whether it is also a switch point (kind "read" or "write", resource an
+:class:`~lockstep._memory._locations.Access`):
+
+* with race reporting on (``explore(races=True)``), only accesses to locations
+  declared intentionally racy are switch points. This is CHESS's reduction: in an
+  execution without a data race every access is ordered by synchronisation with
+  the conflicting ones, so preempting at it is equivalent to preempting at the
+  synchronisation next to it, and an execution that has a race reports it
+  whatever the order the two accesses ran in. Declared locations are not
+  reported, so their orders must be explored: their writes, and their reads made
+  while the thread holds no lock (the lock-free side of the declared race), stay
+  switch points; a read under a lock is ordered with the writes made under it.
+* with race reporting off, every access is a switch point, and DPOR treats them
+  as dependencies, so the search reaches what a race leads to.
+
+Two exceptions keep traces short without losing an interleaving:
 
 * an access covered by the same thread's previous access, with no step in
   between (``d[k]`` right after ``k in d``; ``dict(d)`` reading every key
   after ``keys()``), is not a new switch point: nothing can run in between,
   and every step that conflicts with it conflicts with the covering one;
 * an access made while no other thread is alive is not a switch point (there
-  is nothing to choose); it is still checked for races.
+  is nothing to choose).
 
 :meth:`MemoryState.close` ends the execution's watching: instances get their
 class back, and every shadow is dropped (containers that were replaced by
@@ -31,15 +44,14 @@ tracked ones stay tracked objects whose hooks are no-ops from then on).
 from __future__ import annotations
 
 import enum
-import os
-import sys
-import sysconfig
 from collections.abc import Hashable
 from typing import Any, Literal
 
 from lockstep._memory._classes import set_class
 from lockstep._memory._detector import RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
+from lockstep._memory._report import where_text
+from lockstep._memory._where import access_where
 from lockstep._runtime import LogicalThread, Run, current_logical_thread
 from lockstep._trace import PrimitiveId
 
@@ -47,31 +59,6 @@ __all__ = ["MemoryState", "Shadow", "active_run", "hook", "memory_of"]
 
 Shape = Literal["attr", "keyed", "seq"]
 _PLAIN_KEYS = (str, int, float, complex, bytes)
-_LOCKSTEP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
-
-
-def _skipped(filename: str) -> bool:
-    if filename.startswith(_LOCKSTEP_DIR):
-        return True
-    return (
-        filename.startswith(_STDLIB_DIR)
-        and "site-packages" not in filename
-        and "dist-packages" not in filename
-    )
-
-
-def access_location() -> str:
-    """file:line of the code that made an access: the first frame outside lockstep and
-    the standard library (``for k in d.keys()`` is attributed to the loop, not to
-    ``_collections_abc``)."""
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _skipped(filename):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "?"
 
 
 class Shadow:
@@ -86,7 +73,7 @@ class Shadow:
     or container whose class was swapped in place), else None.
     """
 
-    __slots__ = ("benign", "name", "obj", "restore", "shape", "target", "tracked_class")
+    __slots__ = ("benign", "name", "obj", "races", "restore", "shape", "target", "tracked_class")
 
     def __init__(  # noqa: PLR0917 - one field each, built in one place
         self,
@@ -105,6 +92,7 @@ class Shadow:
         self.benign = benign
         self.restore = restore
         self.tracked_class = tracked_class
+        self.races: Any = None  # the race detector's history of this target
 
     def benign_reason(self, slot: Hashable) -> str | None:
         """The declared reason why races on ``slot`` are intended (None if not declared)."""
@@ -213,32 +201,40 @@ class MemoryState:
     ) -> None:
         """One access by ``lt``: a switch point (unless covered or alone), then the race check."""
         run = self.run
-        self.busy = True
-        try:
-            if shadow.shape == "seq" or slot is WHOLE:
-                stable: Hashable = WHOLE
-            elif shadow.shape == "attr":
-                stable = slot
-            else:
+        shape = shadow.shape
+        if shape == "attr":
+            stable: Hashable = slot
+        elif shape == "seq" or slot is WHOLE:
+            stable = WHOLE
+        else:
+            self.busy = True
+            try:
                 stable = self.stable_key(slot)
                 try:
                     hash(stable)
                 except TypeError:
                     stable = WHOLE  # the operation itself will raise TypeError
-            access = Access(shadow.target, shadow.name, shadow.shape, stable, write, op, reorder)
-            location = access_location()
-        finally:
-            self.busy = False
+            finally:
+                self.busy = False
         self.accesses += 1
-        last = self._last
-        if last is not None and last[0] == run.step and last[1] is lt and covers(last[2], access):
-            pass  # nothing ran since an access that covers this one
-        elif _others_alive(run, lt):
-            run.switch(lt, access.mode, access, access.describe(), location=location)
-            self._last = (run.step, lt, access)
         detector = self.detector
+        access: Access | None = None
+        if detector is None or _explored(detector, lt, shadow, stable, write or reorder):
+            access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
+            last = self._last
+            if (
+                last is not None
+                and last[0] == run.step
+                and last[1] is lt
+                and covers(last[2], access)
+            ):
+                pass  # nothing ran since an access that covers this one
+            elif _others_alive(run, lt):
+                where = where_text(access_where())
+                run.switch(lt, access.mode, access, access.describe(), location=where)
+                self._last = (run.step, lt, access)
         if detector is not None:
-            detector.check(lt, shadow, access, location)
+            detector.check(lt, shadow, stable, write, op, reorder, access)
 
     def close(self) -> None:
         """End of the execution: give swapped instances their class back, drop every shadow
@@ -267,6 +263,18 @@ def covers(first: Access, second: Access) -> bool:
         and first.reorder == second.reorder
         and (first.write or not second.write)
     )
+
+
+def _explored(
+    detector: RaceDetector, lt: LogicalThread, shadow: Shadow, slot: Hashable, writes: bool
+) -> bool:
+    """With races reported: is this access a switch point? Only for a location declared
+    intentionally racy, and then for its writes and for reads made holding no lock."""
+    if shadow.benign is None:
+        return False
+    if shadow.benign_reason(slot if shadow.shape == "attr" else WHOLE) is None:
+        return False
+    return writes or not detector.holds_lock(lt)
 
 
 def _others_alive(run: Run, lt: LogicalThread) -> bool:

@@ -198,7 +198,15 @@ def _check_racy_reason(racy: object) -> str | None:
     return racy
 
 
-def _container_plan(x: Any, racy: object) -> Callable[[MemoryState], Any]:
+def _check_name(name: object) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidArgumentType(f"watch name= must be a non-empty string, got {name!r}")
+    return name
+
+
+def _container_plan(x: Any, racy: object, name: str | None) -> Callable[[MemoryState], Any]:
     reason = _check_racy_reason(racy)
     if not needs_copy(x) and not is_tracked_container(x):
         try:
@@ -207,7 +215,7 @@ def _container_plan(x: Any, racy: object) -> Callable[[MemoryState], Any]:
             raise _refuse(x, str(exc)) from exc
 
     def apply(memory: MemoryState) -> Any:
-        return adopt_container(memory, x, None, reason)
+        return adopt_container(memory, x, name, reason)
 
     return apply
 
@@ -228,6 +236,8 @@ def adopt_container(memory: MemoryState, value: Any, name: str | None, benign: s
         return value
     replaced = memory.replaced.get(id(value))
     if replaced is not None:
+        if benign is not None:  # another holder of the same container declares it
+            memory.shadows[id(replaced[1])].benign = benign
         return replaced[1]
     base = plain_base(type(value))
     kind = base.__name__
@@ -287,7 +297,7 @@ def _container_attributes(x: object) -> list[tuple[str, Any, Any]]:
     return found
 
 
-def _instance_plan(x: Any, racy: object) -> Callable[[MemoryState], Any]:
+def _instance_plan(x: Any, racy: object, name: str | None) -> Callable[[MemoryState], Any]:
     cls = base_class(type(x))
     if not is_tracked_instance(x):
         _check_instance(x)
@@ -312,6 +322,7 @@ def _instance_plan(x: Any, racy: object) -> Callable[[MemoryState], Any]:
             x,
             kind=cls.__name__,
             shape="attr",
+            name=name,
             benign=dict(benign),
             restore=cls,
             tracked_class=tracked,
@@ -320,18 +331,18 @@ def _instance_plan(x: Any, racy: object) -> Callable[[MemoryState], Any]:
             shadow.restore = None  # already tracked before this execution: leave it so
         previous: list[tuple[str, Any, Any]] = []
         try:
-            for name, value, member in attributes:
+            for attribute, value, member in attributes:
                 adopted = adopt_container(
-                    memory, value, f"{shadow.name}.{name}", shadow.benign_reason(name)
+                    memory, value, f"{shadow.name}.{attribute}", shadow.benign_reason(attribute)
                 )
                 if adopted is not value:
-                    _store(x, name, adopted, member)
-                    previous.append((name, value, member))
+                    _store(x, attribute, adopted, member)
+                    previous.append((attribute, value, member))
             if type(x) is not tracked:
                 set_class(x, tracked)
         except TypeError as exc:
-            for name, value, member in reversed(previous):
-                _store(x, name, value, member)
+            for attribute, value, member in reversed(previous):
+                _store(x, attribute, value, member)
             if fresh:
                 memory.shadows.pop(id(x), None)
             reason = f"its class cannot be switched to a tracking subclass ({exc})"
@@ -348,13 +359,14 @@ def _store(x: object, name: str, value: Any, member: Any) -> None:
         object.__getattribute__(x, "__dict__")[name] = value
 
 
-def _plan(x: object, racy: object) -> Callable[[MemoryState], Any]:
+def _plan(x: object, racy: object, name: object) -> Callable[[MemoryState], Any]:
+    checked = _check_name(name)
     if container_family(type(x)) is not None:
-        return _container_plan(x, racy)
-    return _instance_plan(x, racy)
+        return _container_plan(x, racy, checked)
+    return _instance_plan(x, racy, checked)
 
 
-def watch(x: _T, *, racy: Mapping[str, str] | str | None = None) -> _T:
+def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | None = None) -> _T:
     """Mark ``x`` as shared state for the current execution and return what to use.
 
     * An instance of a Python class: the *same object*, its attribute reads and
@@ -372,18 +384,22 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None) -> _T:
     ``x`` unchanged. Watching lasts for the current execution: at its end instances
     get their class back (see ``docs/races.md``).
 
-    ``racy`` declares locations whose races are intended (their accesses stay
-    switch points, they are only not reported as data races): for an instance, a
-    mapping ``{attribute: reason}`` (added to the class's own ``__benign_races__``
-    declarations); for a container, a reason string covering all of it.
+    ``racy`` declares locations read without a lock on purpose: a read racing with
+    a write is then not reported (two unordered writes still are), and their writes
+    and lock-free reads stay switch points: for an instance, a mapping ``{attribute:
+    reason}`` (added to the class's own ``__benign_races__`` declarations); for a
+    container, a reason string covering all of it. ``name``
+    is how reports call it (default: its class and a number, ``dict#2``,
+    ``Manager#1``; the containers of an instance are named after its attributes).
 
     Raises InvalidArgument, with nothing changed, for what cannot be tracked: an
     immutable value, a class, a module, an instance of a C type or of a class with
     ``__slots__`` and no ``__dict__``, a frozen dataclass/attrs instance, a thread or
     synchronisation primitive, thread-local storage; and for a malformed
-    ``__benign_races__``. Raises InvalidArgumentType for a ``racy`` of the wrong type.
+    ``__benign_races__``. Raises InvalidArgumentType for a ``racy`` or ``name`` of the
+    wrong type.
     """
-    plan = _plan(x, racy)
+    plan = _plan(x, racy, name)
     lt = current_logical_thread()
     if lt is None or lt.run.in_invariant:
         return x

@@ -51,7 +51,7 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["BookError", "CacheBook", "IdState"]
 
@@ -112,6 +112,16 @@ class CacheBook:
         "slots",
         "weights",
     )
+
+    # Intended lock-free reads (read by race detectors; see ModelManager): the owner
+    # writes these only under its bookkeeping lock; its introspection reads them
+    # without it, one atomic operation or copy each.
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "lru": "the cache's __contains__, __getitem__ and in_flight_loads",
+        "marks": "the cache's __getitem__ test before an unload wait",
+        "pins": "the cache's pinned() copy",
+        "slots": "the cache's in_flight_loads() copy",
+    }
 
     def __init__(self) -> None:
         self.lru: OrderedDict[str, Any] = OrderedDict()

@@ -210,6 +210,21 @@ class WithFixedSizeCache(ModelManagerDecorator):
     :class:`InvalidArgument` / :class:`InvalidArgumentType` here.
     """
 
+    # Intended lock-free reads (read by race detectors; see ModelManager): these are
+    # the bookkeeping's containers (aliases of CacheBook.lru / .marks), written only
+    # under the bookkeeping lock.
+    __benign_races__: ClassVar[dict[str, str]] = {
+        "_lru": (
+            "__contains__, __getitem__ and in_flight_loads read it without the lock (the "
+            "committed view: the inner registry is read first, and an id enters the LRU "
+            "only while registered inside); one atomic operation each"
+        ),
+        "_marks": (
+            "__getitem__ tests it without the lock before waiting for a committed victim's "
+            "unload (the wait rechecks under the lock)"
+        ),
+    }
+
     book_class: ClassVar[type[CacheBook]] = CacheBook
     """The bookkeeping (an extension point: a subclass may name its own)."""
     policy_class: ClassVar[type[CapacityPolicy]] = CapacityPolicy
@@ -497,14 +512,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         return frozenset(self._book.pins)
 
     def lru_order(self) -> list[str]:
-        """Resolved ids loaded at this layer, least recently used first (lock-free copy).
+        """Resolved ids loaded at this layer, least recently used first (a snapshot).
 
         An id whose removal has unregistered it inside but is not yet
-        forgotten here is left out, as :meth:`keys` leaves it out.
+        forgotten here is left out, as :meth:`keys` leaves it out. The LRU and
+        the marks are copied together under the lock (like :meth:`keys`): two
+        lock-free copies could straddle a removal's ``forget`` and list an id
+        after its removal returned (I15; found by watching the book's state).
         """
         book = self._book
-        order = list(book.lru)
-        marks = dict(book.marks)
+        with self._lru_lock:  # unbounded: held only for short non-blocking steps
+            order = list(book.lru)
+            marks = dict(book.marks)
         if not marks:
             return order
         manager = self._manager
