@@ -66,7 +66,24 @@ def test_schedule_breaks_its_variant_the_recorded_way(name: str) -> None:
     assert (outcome.kind, outcome.label) == (entry.kind, entry.label), str(outcome.failure)
 
 
-@pytest.mark.parametrize("name", list(CORPUS))
+# Known core bugs a followed schedule reaches, each until its fix lands (strict: the
+# fix turns the xfail into a failure, so the mark goes with it).
+_KNOWN_CORE_BUGS = {
+    "variant-B17-non-atomic-acquire": (
+        "core liveness (I17): an add inside an acquire waits for an undecided eviction "
+        "whose victim it leases, while a remove of that victim waits for the lease"
+    ),
+}
+
+
+def _followed(name: str) -> object:
+    reason = _KNOWN_CORE_BUGS.get(name)
+    if reason is None:
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+@pytest.mark.parametrize("name", [_followed(name) for name in CORPUS])
 def test_schedule_followed_on_the_core_passes(name: str) -> None:
     """Followed leniently on the core (depth 0), the same schedule finds nothing."""
     entry = CORPUS[name]
