@@ -130,6 +130,15 @@ class UpstreamAdapter:
             max_size=cache.max_size,
         )
 
+    def watched(self, stack: Any) -> tuple[object, ...]:
+        """Nothing: upstream's state is not watched (the verdicts are over synchronisation
+        only, and say so). Upstream reads and writes its tables outside its locks by
+        design in places (the `if model_id in self` fast path, the alias table) without
+        declaring which; until those are sorted into declared lock-free reads and real
+        races (docs/roboflow-inference.md), watching would report every one of them
+        and drown the invariant failures this target exists to show."""
+        return ()
+
     def patch_modules(self) -> Sequence[ModuleType]:
         """Upstream's manager modules (`upstream.PATCH_MODULES`)."""
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415

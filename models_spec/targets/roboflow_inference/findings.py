@@ -80,6 +80,13 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
         "remove(X) drops X from the LRU first; the inner remove then fails in clear_cache: X "
         "stays loaded but is no longer in the LRU, so it can never be evicted",
     ),
+    (_STACK, "I15-eviction-window", "I15"): Finding(
+        "B5",
+        "remove(b) drops b from the LRU queue first; the inner remove then times out waiting "
+        "for `_state_lock`, held by a concurrent add's eviction and load: the remove raises "
+        "ModelManagerLockAcquisitionError, b stays loaded but out of the LRU, so the cache's "
+        "view lists only c (no order of the operations explains it)",
+    ),
     (_STACK, "B6-failed-remove-moves-x", "I5"): Finding(
         "B5",
         "the failed remove drops X from the LRU (B5); 1.8.3 has no rollback, so the reordering "
