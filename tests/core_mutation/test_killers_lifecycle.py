@@ -1,0 +1,67 @@
+"""Killers for mutants of `modelmanager.lifecycle` (docs/mutation.md).
+
+Deterministic and single-threaded: the entry lock is replaced by one whose
+acquire reports what the table says at that moment and then raises, and the
+table's entries by a dict that refuses changes made without the state lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import modelmanager.lifecycle as lifecycle_module
+from modelmanager.lifecycle import LifecycleTable
+
+
+class _GuardedEntries(dict[str, Any]):
+    """The table's entries, refusing any change made while the state lock is free."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        super().__init__()
+        self._lock = lock
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        assert self._lock.locked(), f"entry {key!r} added without the state lock"
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        assert self._lock.locked(), f"entry {key!r} retired without the state lock"
+        super().__delitem__(key)
+
+
+def test_an_interrupted_lock_wait_is_reserved_not_held_and_retires_its_entry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While a thread waits for an id's lock its entry is reserved, not held; an
+    interrupted wait (KeyboardInterrupt) retires the entry under the state lock.
+
+    Kills ``held_locked`` reporting a merely reserved entry (``depth >= 0``),
+    ``snapshot`` doing the same, and ``_release_reservation`` changing the
+    table without the state lock.
+    """
+    table = LifecycleTable()
+    table._entries = _GuardedEntries(table.state_lock)
+    seen: list[Any] = []
+
+    class InterruptedLock:
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            with table.state_lock:
+                seen.append(table.held_locked("a"))
+            seen.append(table.snapshot()["a"])
+            raise KeyboardInterrupt
+
+        def release(self) -> None:
+            raise AssertionError("released a lock that was never acquired")
+
+    monkeypatch.setattr(lifecycle_module, "threading", SimpleNamespace(RLock=InterruptedLock))
+    with pytest.raises(KeyboardInterrupt), table.hold("a", 1.0):
+        pass
+    held, info = seen
+    assert held is False
+    assert (info.reservations, info.held) == (1, False)
+    assert len(table) == 0
+    assert table.snapshot() == {}

@@ -1,0 +1,76 @@
+"""Killers for mutants of `modelmanager.manager` (docs/mutation.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelmanager import (
+    InvalidArgumentType,
+    ModelManager,
+    ModelManagerDecorator,
+    WithFixedSizeCache,
+)
+from models_spec.fakes import ScriptedRegistry
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"model_id": 5}, {"api_key": 5}, {"model_id_alias": 5}],
+    ids=["int-id", "int-api-key", "int-alias"],
+)
+def test_acquire_rejects_bad_arguments_at_the_call(kwargs: dict[str, Any]) -> None:
+    """``acquire`` validates its arguments when called, not when the context is entered.
+
+    Kills ``acquire`` passing ``None`` to one of its checks (the add inside
+    the context would only raise later, on entry).
+    """
+    manager = ModelManager(ScriptedRegistry())
+    with pytest.raises(InvalidArgumentType):
+        manager.acquire(**{"model_id": "a", **kwargs})
+
+
+class _CountingManager(ModelManager):
+    """A manager whose own ``add_model`` must see every add (it overrides it)."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self.adds: list[str] = []
+
+    def add_model(self, model_id: str, *args: Any, **kwargs: Any) -> None:
+        self.adds.append(model_id)
+        super().add_model(model_id, *args, **kwargs)
+
+
+def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_fast_warm_hit_hook``: the plain manager's warm hit; None under an override.
+
+    Through a pass-through decorator, a cache's warm add of a plain manager
+    records the hit without entering the id's lifecycle; over a subclass that
+    overrides ``add_model``, every add reaches the override.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    assert manager._fast_warm_hit_hook() is not None
+    cache = WithFixedSizeCache(ModelManagerDecorator(manager), max_size=2)
+    cache.add_model("a")
+    entered: list[str] = []
+    original = manager.lifecycle
+
+    def spy(resolved_id: str) -> Any:
+        entered.append(resolved_id)
+        return original(resolved_id)
+
+    monkeypatch.setattr(manager, "lifecycle", spy)
+    cache.add_model("a")
+    assert entered == []
+    assert manager.describe_models()[0].hits == 1
+
+    counting = _CountingManager(ScriptedRegistry())
+    assert counting._fast_warm_hit_hook() is None
+    over_counting = WithFixedSizeCache(ModelManagerDecorator(counting), max_size=2)
+    over_counting.add_model("a")
+    over_counting.add_model("a")
+    assert counting.adds == ["a", "a"]

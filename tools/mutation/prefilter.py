@@ -1,0 +1,130 @@
+"""Kill the easy mutants first with a fast subset of the tests, then let mutmut judge the rest.
+
+Usage (after ``run.py`` has generated the mutants in ``--workdir``)::
+
+    python3 tools/mutation/prefilter.py --workdir DIR PATTERN ...
+
+mutmut runs each mutant against the tests that execute the mutated
+function, named one by one; for a function that every test executes (the
+lifecycle, the manager's add) that is hundreds of node ids, and pytest
+spends most of a mutant's time collecting them.  This script instead runs,
+for every not-yet-checked mutant matching a ``PATTERN`` (fnmatch, as mutmut's
+own names), the fast directories of ``FAST_TESTS`` (whole files, ``-x``) in a
+forked child of one warmed-up process, and records a mutant as *killed*
+(mutmut's exit code 1) in mutmut's own result files when a test fails.  The
+fast tests are part of ``run.py``'s ``TEST_SELECTION``, so a kill here is a
+kill there.  Every mutant it does not kill is left unchecked: re-run
+``run.py`` naming them, and mutmut judges them with the whole selection.
+
+A clean run (no mutant active) must pass first, or nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+from run import DESELECTED  # this directory: the same deselections as the mutmut run
+
+FAST_TESTS = ("tests/core", "tests/core_mutation")
+"""Directories run against each mutant here (a subset of run.py's TEST_SELECTION)."""
+
+CPU_LIMIT_S = 240
+"""A child using more CPU than this is left for mutmut (a hang is not counted as a kill)."""
+
+
+def _pending(mutants_dir: Path, patterns: list[str]) -> dict[Path, list[str]]:
+    found: dict[Path, list[str]] = {}
+    for meta in sorted((mutants_dir / "src").rglob("*.meta")):
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        names = [
+            name
+            for name, code in codes.items()
+            if code is None and any(fnmatch.fnmatch(name, p) for p in patterns)
+        ]
+        if names:
+            found[meta] = sorted(names)
+    return found
+
+
+def _record(meta: Path, name: str) -> None:
+    data = json.loads(meta.read_text())
+    data["exit_code_by_key"][name] = 1
+    meta.write_text(json.dumps(data, indent=4))
+
+
+def _run_in_child(name: str, args: list[str]) -> int:
+    pid = os.fork()
+    if pid == 0:  # the child: one mutant, quiet, CPU-bounded
+        import pytest  # noqa: PLC0415
+        from mutmut.mutation.trampoline import set_mutant_under_test  # noqa: PLC0415
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 1))
+        set_mutant_under_test(name)
+        os._exit(int(pytest.main(args)))
+    return pid
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
+    options = parser.parse_args(argv)
+    mutants_dir = (options.workdir / "mutants").resolve()
+    os.chdir(mutants_dir)
+    sys.path[:0] = [str(mutants_dir / "src"), str(mutants_dir)]
+    os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    import pytest  # noqa: PLC0415
+    from mutmut.mutation.trampoline import set_mutant_under_test  # noqa: PLC0415
+
+    args = ["--rootdir=.", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    for test in DESELECTED:
+        args += ["--deselect", test]
+    args += list(FAST_TESTS)
+    set_mutant_under_test("")
+    pytest.main(["--rootdir=.", "--collect-only", "-qqq", "-p", "no:cacheprovider", *FAST_TESTS])
+    clean = os.waitstatus_to_exitcode(os.waitpid(_run_in_child("", args), 0)[1])
+    if clean != 0:
+        print(f"the clean run of {FAST_TESTS} failed (exit {clean}); nothing recorded")
+        return 1
+    pending = _pending(mutants_dir, options.patterns)
+    work = sorted(
+        ((meta, name) for meta, names in pending.items() for name in names),
+        key=lambda item: next(
+            i for i, p in enumerate(options.patterns) if fnmatch.fnmatch(item[1], p)
+        ),
+    )
+    print(f"{len(work)} unchecked mutants; fast tests: {' '.join(FAST_TESTS)}", flush=True)
+    running: dict[int, tuple[Path, str, float]] = {}
+    killed = left = 0
+    while work or running:
+        while work and len(running) < options.max_children:
+            meta, name = work.pop(0)
+            running[_run_in_child(name, args)] = (meta, name, time.monotonic())
+        pid, status = os.wait()
+        meta, name, started = running.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if code == 1:
+            _record(meta, name)
+            killed += 1
+        else:
+            left += 1
+        verdict = "killed" if code == 1 else f"left for mutmut (exit {code})"
+        print(f"{name}: {verdict} [{time.monotonic() - started:.0f}s]", flush=True)
+    print(f"done: {killed} killed, {left} left for mutmut")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
