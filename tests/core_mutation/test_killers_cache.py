@@ -1,0 +1,265 @@
+"""Killers for mutants of the cache modules (docs/mutation.md).
+
+``_cache_book``: weights of ids committed without one, error texts, the
+repr of an unchosen mark.  ``fixed_size_cache``: the lock discipline, checked
+deterministically by a book that refuses any transition made while the
+cache's bookkeeping lock is free (the protocol's rule: the book is only ever
+changed under that lock), and by an LRU dict that refuses lookups without
+the lock while an observer that promises a consistent view runs.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from modelmanager import (
+    InvalidArgumentType,
+    LockTimeout,
+    ModelManager,
+    ModelManagerDecorator,
+    ModelNotFound,
+    ScriptedMemoryProbe,
+    WithFixedSizeCache,
+)
+from modelmanager.decorators._cache_book import BookError, CacheBook
+from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
+
+# ------------------------------------------------------------------ the book
+
+
+def test_set_weight_of_an_id_committed_without_one() -> None:
+    """``set_weight`` on an id that has no weight yet adds exactly that weight."""
+    book = CacheBook()
+    book.reserve("a")
+    book.commit("a")
+    book.set_weight("a", 3)
+    assert (book.weights, book.committed_weight) == ({"a": 3}, 3)
+
+
+def test_set_weight_of_an_unlisted_id_names_it() -> None:
+    """The refusal says which transition and which id (BookError is a caller's bug)."""
+    with pytest.raises(BookError, match=r"set_weight\('a'\): not listed"):
+        CacheBook().set_weight("a", 1)
+
+
+def test_repr_of_an_unchosen_mark_names_no_requester() -> None:
+    """A REMOVING mark nobody chose shows as ``<removing>``."""
+    book = CacheBook()
+    book.reserve("a")
+    book.commit("a")
+    book.start_remove("a")
+    assert "marks={'a': <removing>}" in repr(book)
+
+
+# ---------------------------------------------- the cache's lock discipline
+
+_TRANSITIONS = (
+    "reserve",
+    "release",
+    "commit",
+    "set_payload",
+    "use",
+    "choose",
+    "unchoose",
+    "start_unload",
+    "fail_unload",
+    "start_remove",
+    "fail_remove",
+    "forget",
+    "pin",
+    "unpin",
+)
+
+
+class _CheckedLRU(OrderedDict[str, Any]):
+    """The LRU order; while ``strict``, a lookup without the lock fails."""
+
+    lock: Any = None
+    strict = False
+
+    def __contains__(self, key: object) -> bool:
+        if self.strict:
+            assert self.lock.locked(), f"LRU read ({key!r}) without the bookkeeping lock"
+        return super().__contains__(key)
+
+
+class _GuardedBook(CacheBook):
+    """A book refusing any transition made while the bookkeeping lock is free."""
+
+    lock: Any = None
+    transitions: list[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lru = _CheckedLRU()
+        self.transitions = []
+
+
+def _guard(name: str) -> Callable[..., Any]:
+    original = getattr(CacheBook, name)
+
+    def guarded(self: _GuardedBook, *args: Any, **kwargs: Any) -> Any:
+        if self.lock is not None:
+            assert self.lock.locked(), f"book.{name}{args} without the bookkeeping lock"
+            self.transitions.append(name)
+        return original(self, *args, **kwargs)
+
+    return guarded
+
+
+for _name in _TRANSITIONS:
+    setattr(_GuardedBook, _name, _guard(_name))
+
+
+class _CheckedCache(WithFixedSizeCache):
+    """The cache with the guarded book (``book_class``, an extension point)."""
+
+    book_class = _GuardedBook
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        book = self._book
+        assert isinstance(book, _GuardedBook)
+        book.lock = book.lru.lock = self._lru_lock
+
+
+def _checked(
+    *, over_decorator: bool, script: Script | None = None, **options: Any
+) -> tuple[_CheckedCache, ModelManager]:
+    manager = ModelManager(ScriptedRegistry(script))
+    inner: Any = ModelManagerDecorator(manager) if over_decorator else manager
+    return _CheckedCache(inner, **options), manager
+
+
+@pytest.mark.parametrize("over_decorator", [False, True], ids=["shared-lock", "own-lock"])
+def test_every_book_transition_happens_under_the_bookkeeping_lock(over_decorator: bool) -> None:
+    """Adds, evictions, removals, failures, pins, refreshes: the book changes only under the lock.
+
+    Kills every mutant that drops the LRU guard or condition around a book
+    change, or moves the change past the release (``pin_model``,
+    ``unpin_model``, ``remove`` and its rollback, commits, forgets, rollbacks).
+    """
+    script = Script(unload_failures={"a": [1]}, load_failures={"e": [1]})
+    cache, _ = _checked(over_decorator=over_decorator, script=script, max_size=2)
+    book = cache._book
+    assert isinstance(book, _GuardedBook)
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("a", pin=True)  # warm, pins
+    cache.pin_model("b")
+    cache.unpin_model("b")
+    cache.unpin_model("a")
+    cache.refresh("b")
+    with pytest.raises(ScriptedUnloadError):
+        cache.add_model("c")  # evicts a, the least recent: its first unload fails
+    cache.add_model("c")
+    with pytest.raises(Exception, match="e"):
+        cache.add_model("e")  # a failed load releases its slot
+    cache.remove("c")
+    cache.add_model("d")
+    with cache.acquire("d") as model:
+        assert model.resolved_id == "d"
+    cache.clear()
+    assert cache.lru_order() == []
+    for name in ("reserve", "release", "commit", "choose", "start_unload", "fail_unload"):
+        assert name in book.transitions, name
+    for name in ("unchoose", "start_remove", "forget", "pin", "unpin", "use"):
+        assert name in book.transitions, name
+
+
+def test_a_failed_remove_rolls_back_under_the_lock() -> None:
+    """A remove whose inner unload fails restores the book under the lock (I5)."""
+    script = Script(unload_failures={"a": [1]})
+    cache, _ = _checked(over_decorator=True, script=script, max_size=2)
+    cache.add_model("a")
+    with pytest.raises(ScriptedUnloadError):
+        cache.remove("a")
+    assert "fail_remove" in cache._book.transitions  # type: ignore[attr-defined]
+    assert cache.lru_order() == ["a"]
+
+
+@pytest.mark.parametrize("over_decorator", [False, True], ids=["shared-lock", "own-lock"])
+def test_len_and_describe_models_read_the_book_under_the_lock(over_decorator: bool) -> None:
+    """``len`` and ``describe_models`` answer from one instant: the book read under the lock.
+
+    Kills the mutants that drop that lock or move the final read past its
+    release (the answer could mix two states of the book).
+    """
+    cache, manager = _checked(over_decorator=over_decorator, max_size=4)
+    cache.add_model("a")
+    cache.add_model("b")
+    manager.add_model("x")  # behind the cache's back: registered, never listed here
+    lru = cache._book.lru
+    assert isinstance(lru, _CheckedLRU)
+    lru.strict = True
+    try:
+        assert len(cache) == 2
+        assert [d.model_id for d in cache.describe_models()] == ["a", "b"]
+        assert cache.keys() == ["a", "b"]
+    finally:
+        lru.strict = False
+
+
+def test_len_counts_only_listed_models() -> None:
+    """A model registered inside behind the cache's back is not loaded at this layer.
+
+    Kills the mutants of ``len``'s O(1) shortcut that answer the inner size
+    although the two views differ.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    cache = WithFixedSizeCache(manager, max_size=4)
+    cache.add_model("a")
+    manager.add_model("x")
+    assert len(cache) == 1
+    assert len(manager) == 2
+
+
+# ------------------------------------------------------------- the observers
+
+
+def test_getitem_rejects_unhashable_ids_and_names_missing_ones() -> None:
+    """``cache[...]``: InvalidArgumentType for a non-string (also while marks exist);
+    ModelNotFound naming the id for one registered inside but not listed here."""
+    manager = ModelManager(ScriptedRegistry())
+    cache = WithFixedSizeCache(manager, max_size=4)
+    cache.add_model("a")
+    manager.add_model("x")
+    with pytest.raises(ModelNotFound) as missing:
+        cache["x"]
+    assert missing.value.model_id == "x"
+    with pytest.raises(InvalidArgumentType):
+        cache[["a"]]  # type: ignore[index]
+    cache._book.choose("a", "z")  # a mark exists (an undecided eviction)
+    with pytest.raises(InvalidArgumentType):
+        cache[["a"]]  # type: ignore[index]
+    assert cache["a"].resolved_id == "a"
+
+
+class _RefusingLock:
+    """A lock that is never free: every timed acquire fails at once."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return False
+
+    def release(self) -> None:
+        raise AssertionError("never acquired")
+
+    def locked(self) -> bool:
+        return True
+
+
+class _BusyCache(WithFixedSizeCache):
+    def _bookkeeping_lock(self, view: Any) -> Any:
+        return _RefusingLock()
+
+
+def test_a_busy_lru_lock_times_out_naming_it() -> None:
+    """A warm add that cannot get the bookkeeping lock raises LockTimeout naming it (I14)."""
+    cache = _BusyCache(ModelManagerDecorator(ModelManager(ScriptedRegistry())), max_size=2)
+    with pytest.raises(LockTimeout, match="LRU lock"):
+        cache.add_model("a")
+    assert cache.statistics().lock_timeouts == 1
