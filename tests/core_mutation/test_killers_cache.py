@@ -10,23 +10,27 @@ the lock while an observer that promises a consistent view runs.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+import lockstep
 from modelmanager import (
     InvalidArgumentType,
     LockTimeout,
     ModelManager,
     ModelManagerDecorator,
     ModelNotFound,
-    ScriptedMemoryProbe,
     WithFixedSizeCache,
 )
-from modelmanager.decorators._cache_book import BookError, CacheBook
+from modelmanager.decorators._cache_book import BookError, CacheBook, IdState
+from models_spec.adapter import CoreAdapter
 from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
+
+CORE_MODULES = CoreAdapter(0).patch_modules()
 
 # ------------------------------------------------------------------ the book
 
@@ -263,3 +267,75 @@ def test_a_busy_lru_lock_times_out_naming_it() -> None:
     with pytest.raises(LockTimeout, match="LRU lock"):
         cache.add_model("a")
     assert cache.statistics().lock_timeouts == 1
+
+
+# ------------------------------------- waiting for a committed victim's unload
+
+
+class _GatedModel:
+    """A model whose unload waits for ``gate`` (None: unloads at once)."""
+
+    def __init__(self, gate: Any) -> None:
+        self.gate = gate
+
+    def clear_cache(self, delete_from_disk: bool = True) -> None:
+        if self.gate is not None:
+            self.gate.wait()
+
+
+def _explore(scenario: Callable[[], None]) -> lockstep.ExploreResult:
+    return lockstep.explore(
+        scenario,
+        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=False),
+        budget=2000,
+        patch=CORE_MODULES,
+        progress=False,
+    )
+
+
+def test_getitem_waits_for_a_victims_unload_then_answers() -> None:
+    """``cache[victim]`` during its unload waits (bounded) for it, then ModelNotFound.
+
+    Under every schedule (timeouts only when nothing else can run) the wait
+    ends by the unload's notification, never by LockTimeout. Kills a wait
+    that gives up whenever less than a second is left.
+    """
+
+    seen: list[bool] = []
+
+    def scenario() -> None:
+        factories = {"a": lambda **_: _GatedModel(None), "b": lambda **_: _GatedModel(None)}
+        cache = WithFixedSizeCache(ModelManager(factories), max_size=1, queue_lock_timeout=0.5)
+        cache.add_model("a")
+        adder = lockstep.spawn(cache.add_model, "b", name="adder")
+        lockstep.checkpoint("let the eviction start")
+        unloading = cache._book.state("a") is IdState.UNLOADING
+        with contextlib.suppress(ModelNotFound):
+            cache["a"]
+        seen.append(unloading)
+        adder.join()
+        assert cache.lru_order() == ["b"]
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)
+    assert any(seen), "no schedule reached the lookup during the unload"
+
+
+def test_getitem_gives_up_on_an_unload_that_never_ends() -> None:
+    """The wait for a committed victim's unload is bounded: LockTimeout (I14)."""
+
+    def scenario() -> None:
+        gate = lockstep.threading.Event()
+        factories = {"a": lambda **_: _GatedModel(gate), "b": lambda **_: _GatedModel(None)}
+        cache = WithFixedSizeCache(ModelManager(factories), max_size=1, queue_lock_timeout=0.5)
+        cache.add_model("a")
+        adder = lockstep.spawn(cache.add_model, "b", name="adder")
+        lockstep.checkpoint("let the eviction start")
+        if cache._book.state("a") is IdState.UNLOADING:
+            with pytest.raises(LockTimeout):
+                cache["a"]
+        gate.set()
+        adder.join()
+
+    result = _explore(scenario)
+    assert result.failure is None, str(result.failure)

@@ -65,3 +65,38 @@ def test_an_interrupted_lock_wait_is_reserved_not_held_and_retires_its_entry(
     assert (info.reservations, info.held) == (1, False)
     assert len(table) == 0
     assert table.snapshot() == {}
+
+
+def test_reservations_and_lease_counts_change_under_the_state_lock() -> None:
+    """Entries are created, and lease counts changed, under the table's one state lock.
+
+    Kills ``_reserve`` without the state lock and a lease table given a lock
+    of its own (a lease count and "held" would then be read under different
+    locks).
+    """
+    table = LifecycleTable()
+    lock = table.state_lock
+    table._entries = _GuardedEntries(lock)
+    table.leases._counts = _GuardedLeaseCounts(lock)  # type: ignore[assignment]
+    with table.hold("a", 1.0):
+        assert len(table) == 1
+    table.leases.take("a")
+    table.leases.give_back("a")
+    assert table.leases.counts() == {}
+    assert table.snapshot() == {}
+
+
+class _GuardedLeaseCounts(dict[str, int]):
+    """Lease counts refusing any change made while the state lock is free."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        super().__init__()
+        self._lock = lock
+
+    def __setitem__(self, key: str, value: int) -> None:
+        assert self._lock.locked(), f"lease count of {key!r} changed without the state lock"
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        assert self._lock.locked(), f"lease count of {key!r} dropped without the state lock"
+        super().__delitem__(key)

@@ -13,8 +13,11 @@ own names), the fast directories of ``FAST_TESTS`` (whole files, ``-x``) in a
 forked child of one warmed-up process, and records a mutant as *killed*
 (mutmut's exit code 1) in mutmut's own result files when a test fails.  The
 fast tests are part of ``run.py``'s ``TEST_SELECTION``, so a kill here is a
-kill there.  Every mutant it does not kill is left unchecked: re-run
-``run.py`` naming them, and mutmut judges them with the whole selection.
+kill there.  With ``--recheck`` it also re-tests mutants mutmut judged
+surviving (after new killing tests were copied in with ``run.py
+--refresh-tests``).  Every mutant it does not kill is left as it was (unchecked
+ones: re-run ``run.py`` naming them, and mutmut judges them with the whole
+selection).
 
 A clean run (no mutant active) must pass first, or nothing is recorded.
 """
@@ -39,14 +42,15 @@ CPU_LIMIT_S = 240
 """A child using more CPU than this is left for mutmut (a hang is not counted as a kill)."""
 
 
-def _pending(mutants_dir: Path, patterns: list[str]) -> dict[Path, list[str]]:
+def _pending(mutants_dir: Path, patterns: list[str], recheck: bool) -> dict[Path, list[str]]:
     found: dict[Path, list[str]] = {}
+    wanted = (None, 0) if recheck else (None,)
     for meta in sorted((mutants_dir / "src").rglob("*.meta")):
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         names = [
             name
             for name, code in codes.items()
-            if code is None and any(fnmatch.fnmatch(name, p) for p in patterns)
+            if code in wanted and any(fnmatch.fnmatch(name, p) for p in patterns)
         ]
         if names:
             found[meta] = sorted(names)
@@ -78,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="also re-test mutants mutmut found surviving (after adding killing tests)",
+    )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
     mutants_dir = (options.workdir / "mutants").resolve()
@@ -98,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if clean != 0:
         print(f"the clean run of {FAST_TESTS} failed (exit {clean}); nothing recorded")
         return 1
-    pending = _pending(mutants_dir, options.patterns)
+    pending = _pending(mutants_dir, options.patterns, options.recheck)
     work = sorted(
         ((meta, name) for meta, names in pending.items() for name in names),
         key=lambda item: next(
