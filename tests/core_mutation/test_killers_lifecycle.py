@@ -100,3 +100,32 @@ class _GuardedLeaseCounts(dict[str, int]):
     def __delitem__(self, key: str) -> None:
         assert self._lock.locked(), f"lease count of {key!r} dropped without the state lock"
         super().__delitem__(key)
+
+
+def test_an_entry_kept_by_a_waiter_is_not_held_once_its_holder_left() -> None:
+    """After the holder leaves, an entry kept by another reservation reports not held.
+
+    (The waiter's reservation is taken directly, as a thread waiting for the
+    lock would hold it.) Kills a depth that is not back at zero after a hold:
+    warm paths would then refuse the id, and ``snapshot`` would report a
+    holder that is gone.
+    """
+    table = LifecycleTable()
+    waiter = table._reserve("a")
+    with table.hold("a", 1.0), table.hold("a", 1.0):  # re-entrant
+        pass
+    with table.state_lock:
+        assert not table.held_locked("a")
+    assert table.snapshot()["a"].held is False
+    assert table.snapshot()["a"].reservations == 1
+    table._release_reservation(waiter)
+    assert table.snapshot() == {}
+
+
+def test_a_hold_cannot_be_entered_twice() -> None:
+    """One ``hold()`` object is one use: entering it again raises RuntimeError saying so."""
+    table = LifecycleTable()
+    hold = table.hold("a", 1.0)
+    with hold, pytest.raises(RuntimeError, match="entered twice"), hold:
+        pass
+    assert table.snapshot() == {}
