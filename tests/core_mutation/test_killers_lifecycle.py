@@ -129,3 +129,24 @@ def test_a_hold_cannot_be_entered_twice() -> None:
     with hold, pytest.raises(RuntimeError, match="entered twice"), hold:
         pass
     assert table.snapshot() == {}
+
+
+def test_a_failing_release_still_retires_the_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If releasing the id's lock raises, the hold still drops its depth and reservation.
+
+    Kills ``_Hold.__exit__`` without its ``try/finally``: the entry would
+    stay reserved and held for good.
+    """
+    table = LifecycleTable()
+
+    class FailingRelease:
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            return True
+
+        def release(self) -> None:
+            raise RuntimeError("release failed")
+
+    monkeypatch.setattr(lifecycle_module, "threading", SimpleNamespace(RLock=FailingRelease))
+    with pytest.raises(RuntimeError, match="release failed"), table.hold("a", 1.0):
+        pass
+    assert table.snapshot() == {}
