@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also re-test mutants mutmut found surviving (after adding killing tests)",
     )
+    parser.add_argument(
+        "--tests",
+        action="append",
+        help="a test path or glob to run instead of FAST_TESTS (repeatable; e.g. one killer file)",
+    )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
     mutants_dir = (options.workdir / "mutants").resolve()
@@ -101,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ["--rootdir=.", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     for test in DESELECTED:
         args += ["--deselect", test]
-    fast = [str(p) for pattern in FAST_TESTS for p in sorted(Path().glob(pattern))]
+    fast = [str(p) for pattern in options.tests or FAST_TESTS for p in sorted(Path().glob(pattern))]
     args += fast  # pytest collects a file named twice only once
     set_mutant_under_test("")
     pytest.main(["--rootdir=.", "--collect-only", "-qqq", "-p", "no:cacheprovider", *fast])
