@@ -105,15 +105,21 @@ def tracked_instance_class(cls: Any) -> type:
     def __getattribute__(self: Any, name: str) -> Any:
         if name[:2] == "__":
             return base_getattribute(self, name)
+        # The class-level answer first (cached): method and property lookups, most of
+        # the attribute reads of typical code, are not accesses and skip the run lookup.
+        kind = kinds.get(name)
+        if kind is None:
+            kind = kind_of(name)
+        if kind == _DESCRIPTOR or (kind == _METHOD and not _in_dict(self, name)):
+            return base_getattribute(self, name)
         found = active_run(self)
         if found is not None:
             memory, lt, shadow = found
-            kind = kind_of(name)
-            if kind == _PLAIN or (kind == _METHOD and _in_dict(self, name)):
-                memory.access(lt, shadow, False, name, "read")
-            elif kind == _CACHED:
+            if kind == _CACHED:
                 cached_now = _in_dict(self, name)
                 memory.access(lt, shadow, not cached_now, name, "read" if cached_now else "compute")
+            else:
+                memory.access(lt, shadow, False, name, "read")
         return base_getattribute(self, name)
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
