@@ -27,6 +27,7 @@ from modelmanager import (
     WithFixedSizeCache,
 )
 from modelmanager.decorators._cache_book import BookError, CacheBook, IdState
+from modelmanager.decorators._cache_policy import CapacityPolicy
 from models_spec.adapter import CoreAdapter
 from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
 
@@ -339,3 +340,22 @@ def test_getitem_gives_up_on_an_unload_that_never_ends() -> None:
 
     result = _explore(scenario)
     assert result.failure is None, str(result.failure)
+
+
+def test_a_leaving_id_still_registered_is_not_in_flight() -> None:
+    """``CapacityPolicy.in_flight``: an id whose removal runs and that an add holds a
+    slot for again counts as in flight only once it is unregistered inside.
+
+    Kills the registration check asked about the wrong id (the add would
+    count a still-loaded model twice and evict one model too many).
+    """
+    book = CacheBook()
+    book.reserve("a")
+    book.commit("a")
+    book.start_remove("a")
+    book.reserve("a")  # a concurrent add of the same id
+    registered = {"a"}
+    policy = CapacityPolicy(book, registered.__contains__, max_size=2)
+    assert policy.in_flight() == 0
+    registered.clear()  # the removal has unregistered it inside
+    assert policy.in_flight() == 1
