@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import ClassVar
 
@@ -109,18 +110,48 @@ class _Hold:
         entry = self._entry
         if entry is None:
             return
-        table = self._table
-        try:
-            entry.lock.release()
-        finally:
-            # depth and the reservation drop together under the state lock
-            # (depth > 0 a moment longer than the lock is held only makes warm
-            # paths more cautious).
-            with table._state_lock:
-                entry.depth -= 1
-                entry.reservations -= 1
-                if entry.reservations == 0 and table._entries.get(entry.resolved_id) is entry:
-                    del table._entries[entry.resolved_id]
+        _let_go(self._table, entry)
+
+
+class _Held:
+    """What :meth:`LifecycleTable.try_hold` returns: the lock already taken (one use).
+
+    Entering does nothing; exiting gives the lock back, as :class:`_Hold` does.
+    """
+
+    __slots__ = ("_entry", "_table")
+
+    def __init__(self, table: LifecycleTable, entry: _Entry) -> None:
+        self._table = table
+        self._entry: _Entry | None = entry
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        entry, self._entry = self._entry, None
+        if entry is not None:
+            _let_go(self._table, entry)
+
+
+def _let_go(table: LifecycleTable, entry: _Entry) -> None:
+    """Release a held entry's lock, then its depth and reservation."""
+    try:
+        entry.lock.release()
+    finally:
+        # depth and the reservation drop together under the state lock
+        # (depth > 0 a moment longer than the lock is held only makes warm
+        # paths more cautious).
+        with table._state_lock:
+            entry.depth -= 1
+            entry.reservations -= 1
+            if entry.reservations == 0 and table._entries.get(entry.resolved_id) is entry:
+                del table._entries[entry.resolved_id]
 
 
 class LifecycleTable:
@@ -178,6 +209,26 @@ class LifecycleTable:
         released and the entry retired if it was the last one.
         """
         return _Hold(self, resolved_id, timeout)
+
+    def try_hold(self, resolved_id: str) -> AbstractContextManager[None] | None:
+        """``resolved_id``'s lifecycle lock, taken now if no other thread holds it.
+
+        Returns a context manager whose exit gives it back (use it at once in a
+        ``with``), or None, nothing changed, when another thread holds the lock.
+        Never waits and never counts a timeout; re-entrant like :meth:`hold`.
+        """
+        entry = self._reserve(resolved_id)
+        try:
+            taken = entry.lock.acquire(False)
+        except BaseException:
+            self._release_reservation(entry)
+            raise
+        if not taken:
+            self._release_reservation(entry)
+            return None
+        with self._state_lock:
+            entry.depth += 1
+        return _Held(self, entry)
 
     def held_locked(self, resolved_id: str) -> bool:
         """Whether some thread is inside a :meth:`hold` block of ``resolved_id``.

@@ -386,6 +386,21 @@ class ModelManager:
             return None
         return self._warm_hit
 
+    def _try_lifecycle_hook(self) -> Callable[[str], AbstractContextManager[None] | None] | None:
+        """What an outer layer may call to take an id's lifecycle without waiting.
+
+        The callable returns the held lifecycle (a context manager to exit), or
+        None, nothing changed, when another thread holds it (a cache's
+        eviction skips such a victim instead of waiting for it while it holds
+        other choices). None when a subclass overrides ``lifecycle``.
+        """
+        if type(self).lifecycle is not ModelManager.lifecycle:
+            return None
+        return self._try_lifecycle
+
+    def _try_lifecycle(self, resolved_id: str) -> AbstractContextManager[None] | None:
+        return self._lifecycle.try_hold(resolved_id)
+
     def _warm_view(self) -> WarmView | None:
         """The state lock and records, for a cache layered directly on this manager.
 

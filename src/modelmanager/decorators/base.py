@@ -182,6 +182,17 @@ class ModelManagerDecorator:
         hook = getattr(self._manager, "_fast_warm_hit_hook", None)
         return hook() if callable(hook) else None
 
+    def _try_lifecycle_hook(self) -> Callable[[str], AbstractContextManager[None] | None] | None:
+        """The innermost manager's non-waiting lifecycle take; None if none.
+
+        Offered only while this layer passes ``lifecycle`` through unchanged
+        (see :meth:`ModelManager._try_lifecycle_hook`).
+        """
+        if type(self).lifecycle is not ModelManagerDecorator.lifecycle:
+            return None
+        hook = getattr(self._manager, "_try_lifecycle_hook", None)
+        return hook() if callable(hook) else None
+
     # The optional methods (OPTIONAL_METHODS), delegated by name.
     in_flight_loads: Any = _OptionalMethod("in_flight_loads")
     lru_order: Any = _OptionalMethod("lru_order")

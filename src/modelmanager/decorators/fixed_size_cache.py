@@ -24,7 +24,9 @@ cache's own, then the two classes it is built from):
 * ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — apply
   the policy's admission decisions until a slot is reserved or victims chosen.
 * ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
-* ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool``.
+* ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` (which
+  takes the victim's lifecycle without waiting: a busy victim's batch is
+  dropped and the admission decides again, I17).
 * ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load.
@@ -59,7 +61,8 @@ protocol.
 # unregistration. Evictions are chosen under the lock and unloaded outside it,
 # under the victim's lifecycle; a use of a chosen victim rescues it, a use of a
 # committed one waits for its unload, and a capacity victim is revalidated at
-# its commit (I15).
+# its commit (I15). An eviction never waits for a victim's lifecycle while it
+# holds choices others wait for: a busy victim drops the batch (I17, B17).
 
 from __future__ import annotations
 
@@ -136,6 +139,20 @@ class _AddRequest:
 
 _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
+
+
+class _VictimBusy(Exception):
+    """Internal: another thread holds a chosen victim's lifecycle.
+
+    Raised by ``_evict_one`` before it changes anything; ``_evict`` drops the
+    rest of its batch's choices, records how many of the batch went, and
+    re-raises it to the admission, which decides again (I17).
+    """
+
+    def __init__(self, victim: str) -> None:
+        super().__init__(victim)
+        self.victim = victim
+        self.evicted = 0
 
 
 def _remaining(deadline: float) -> float:
@@ -270,6 +287,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._lru = self._book.lru
         self._marks = self._book.marks
         self._policy = self.policy_class(self._book, self._manager.__contains__, max_size)
+        # Takes a victim's lifecycle without waiting (None: the stack has no such
+        # step, and an eviction waits for the lifecycle as a remove does).
+        try_hook = getattr(self._manager, "_try_lifecycle_hook", None)
+        self._try_lifecycle: Callable[[str], AbstractContextManager[None] | None] | None = (
+            try_hook() if callable(try_hook) else None
+        )
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
         self._records: dict[str, Any] | None = None
@@ -685,17 +708,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
         deadline = time.monotonic() + self._queue_lock_timeout
         if self._memory_free_threshold > 0:
             self._evict_for_memory(resolved_id, deadline)
+        busy: str | None = None  # a victim found busy on the last pass
         while True:
             batch = object()  # this pass's choices (a failure rolls back only these)
             with self._lru_guard(deadline):
                 victims = self._reserve_or_select_locked(resolved_id, deadline)
                 if not victims:
                     return
-                for victim in victims:
-                    self._book.choose(victim, resolved_id, batch)
+                if busy not in victims:
+                    for victim in victims:
+                        self._book.choose(victim, resolved_id, batch)
+            if busy is not None and busy in victims:
+                self._await_lifecycle(busy)
+                busy = None
+                continue
             # A victim whose choice no longer holds at its commit is dropped
             # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
-            self._evict(victims, "evictions_capacity", batch)
+            try:
+                self._evict(victims, "evictions_capacity", batch)
+            except _VictimBusy as error:
+                busy = error.victim
 
     def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
         policy = self._policy
@@ -749,6 +781,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """Evict up to MEMORY_EVICTIONS_PER_ROUND models; skipped victims use no budget."""
         evicted = 0
         book, policy = self._book, self._policy
+        busy: str | None = None  # a victim found busy on the last pass (see _admit)
         while evicted < MEMORY_EVICTIONS_PER_ROUND:
             batch = object()
             with self._lru_guard(deadline):
@@ -759,12 +792,32 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 victims = policy.memory_victims(
                     MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
                 )
-                for victim in victims:
-                    book.choose(victim, None, batch)
+                if busy not in victims:
+                    for victim in victims:
+                        book.choose(victim, None, batch)
             if not victims:
                 break
-            evicted += self._evict(victims, "evictions_memory", batch)
+            if busy is not None and busy in victims:
+                self._await_lifecycle(busy)
+                busy = None
+                continue
+            try:
+                evicted += self._evict(victims, "evictions_memory", batch)
+            except _VictimBusy as error:
+                evicted += error.evicted
+                busy = error.victim
         return evicted
+
+    def _await_lifecycle(self, victim: str) -> None:
+        """Wait, holding no choice, until no other thread holds ``victim``'s lifecycle.
+
+        For a victim found busy and chosen again: its holder's step (a use, a
+        pin, a removal) ends without us, so waiting for it here, with nothing
+        of ours undecided, is bounded by the manager's ``lock_timeout`` and
+        closes no cycle. The caller then decides afresh.
+        """
+        with self._manager.lifecycle(victim):
+            pass
 
     def _evict(self, victims: list[str], cause: str, batch: object) -> int:
         """Unload ``victims`` (chosen as ``batch``) in order, outside the lock; return
@@ -773,6 +826,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         for index, victim in enumerate(victims):
             try:
                 gone = self._evict_one(victim)
+            except _VictimBusy as busy:
+                # Never wait for a lifecycle while holding choices (I17): drop
+                # this batch's remaining ones; the caller decides again.
+                self._rollback_eviction(victims[index:], batch)
+                busy.evicted = evicted
+                raise
             except BaseException as error:
                 self._counters.increment("eviction_failures")
                 try:
@@ -794,9 +853,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
         the cache's back: its stale entry goes), rescued by a use, pinned or
         leased meanwhile, or, for a capacity victim, no longer needed or no
         longer the least-recent evictable id at this commit (I15).
+
+        The lifecycle is taken without waiting: if another thread holds it,
+        raises ``_VictimBusy`` with nothing changed. Waiting for it here,
+        with this batch's choices undecided, closes a cycle when the holder
+        waits for a lease whose owner's add waits for those choices (B17, I17).
         """
         manager = self._manager
-        with manager.lifecycle(victim):
+        try_lifecycle = self._try_lifecycle
+        if try_lifecycle is None:
+            held: AbstractContextManager[None] = manager.lifecycle(victim)
+        else:
+            taken = try_lifecycle(victim)
+            if taken is None:
+                raise _VictimBusy(victim)
+            held = taken
+        with held:
             if victim not in manager:
                 self._forget(victim)
                 return False

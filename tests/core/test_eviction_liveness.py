@@ -1,0 +1,194 @@
+"""An add never waits, even indirectly, for a lease (B17, I17).
+
+The cycle these tests pin (found by lockstep once it switched at watched data
+accesses): in a full cache, add T chooses X as a capacity victim while X is
+not leased yet; U then takes a lease on X (``lease``, or the lease at the end
+of ``acquire``); R's ``remove("X")`` takes X's lifecycle and waits for U's
+lease to be given back; T's eviction of X needs X's lifecycle; and U, still
+holding the lease, adds Y, which waits because T's eviction is undecided.
+U waits for T, T for R, R for U: only a timeout (``queue_lock_timeout`` or
+the manager's ``lock_timeout``) could end it, as a ``LockTimeout`` for
+requests that should succeed.
+
+The core breaks it at T: an eviction never waits for a victim's lifecycle
+while it holds a choice. A victim whose lifecycle another thread holds is
+skipped (the batch's choices are dropped) and the add decides again, where
+the now leased X is not evictable: T admits over capacity and U's add goes
+through at once, while R still waits for the lease.
+
+The interleaving is pinned with events: T pauses as it starts evicting
+(its victims chosen), R signals when it starts waiting for the leases, and
+U's ``acquire`` pauses just before taking its lease. Timeouts are 30 s, far
+beyond what any step needs: U's add must return while R is still waiting.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import pytest
+
+from modelmanager import Model, ModelManager, WithFixedSizeCache
+from modelmanager.decorators._cache_book import IdState
+
+from .helpers import FakeRegistry, join, run_in_thread
+
+GATE = 30.0
+
+
+class _Manager(ModelManager):
+    """Signals when a removal starts waiting for leases; may pause one thread's lease."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry, lock_timeout=GATE)
+        self.draining = threading.Event()
+        self.lease_paused_in: str | None = None
+        self.lease_reached, self.lease_resume = threading.Event(), threading.Event()
+
+    def _wait_for_leases(self, resolved_id: str) -> None:
+        self.draining.set()
+        super()._wait_for_leases(resolved_id)
+
+    def _take_lease(self, resolved_id: str) -> Model:
+        if threading.current_thread().name == self.lease_paused_in:
+            self.lease_reached.set()
+            assert self.lease_resume.wait(GATE), "test never resumed the lease"
+        return super()._take_lease(resolved_id)
+
+
+class _Cache(WithFixedSizeCache):
+    """Pauses the thread named ``T`` as its first eviction starts (victims chosen)."""
+
+    def __init__(self, manager: ModelManager, max_size: int) -> None:
+        super().__init__(manager, max_size=max_size, queue_lock_timeout=GATE)
+        self.evicting, self.evict_resume = threading.Event(), threading.Event()
+
+    def _evict_one(self, victim: str) -> bool:
+        if threading.current_thread().name == "T" and not self.evicting.is_set():
+            self.evicting.set()
+            assert self.evict_resume.wait(GATE), "test never resumed the eviction"
+        return super()._evict_one(victim)
+
+
+def _named(name: str, fn: Any, *args: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    """run_in_thread, with the thread renamed before it can reach a gate."""
+    started = threading.Event()
+
+    def target() -> Any:
+        assert started.wait(GATE)
+        return fn(*args)
+
+    thread, outcome = run_in_thread(target)
+    thread.name = name
+    started.set()
+    return thread, outcome
+
+
+class _User:
+    """U: holds a lease on X (by ``lease`` or ``acquire``), then adds Y inside it."""
+
+    def __init__(self, cache: WithFixedSizeCache, how: str) -> None:
+        self.cache, self.how = cache, how
+        self.leased, self.go, self.added = threading.Event(), threading.Event(), threading.Event()
+        self.go_out = threading.Event()
+
+    def _lease(self) -> AbstractContextManager[Model]:
+        return self.cache.lease("X") if self.how == "lease" else self.cache.acquire("X")
+
+    def run(self) -> None:
+        with self._lease():
+            self.leased.set()
+            assert self.go.wait(GATE), "test never let U add"
+            try:
+                self.cache.add_model("Y")
+            finally:
+                self.added.set()
+            assert self.go_out.wait(GATE), "test never let U give the lease back"
+
+
+def _full_cache(max_size: int, *preload: str) -> tuple[_Manager, _Cache]:
+    manager = _Manager(FakeRegistry())
+    cache = _Cache(manager, max_size)
+    for model_id in preload:
+        cache.add_model(model_id)
+    return manager, cache
+
+
+def _play(manager: _Manager, cache: _Cache, how: str, chosen: tuple[str, ...]) -> Iterator[str]:
+    """Drive the interleaving; yields once U's add has returned (or failed)."""
+    user = _User(cache, how)
+    threads: list[tuple[threading.Thread, dict[str, Any]]] = []
+    if how == "acquire":
+        # U's acquire uses X under X's lifecycle, then pauses before its lease.
+        manager.lease_paused_in = "U"
+        threads.append(_named("U", user.run))
+        assert manager.lease_reached.wait(GATE)
+    # T chooses its victims (X not leased yet) and pauses before evicting.
+    threads.append(_named("T", cache.add_model, "Z"))
+    assert cache.evicting.wait(GATE), "T never started an eviction"
+    assert all(cache._book.chosen(victim) for victim in chosen), cache._book
+    if how == "acquire":
+        manager.lease_resume.set()
+    else:
+        threads.append(_named("U", user.run))
+    assert user.leased.wait(GATE)
+    # R removes X: it takes X's lifecycle, keeps T's choice, waits for U's lease.
+    remover = _named("R", cache.remove, "X")
+    assert manager.draining.wait(GATE), "R never started waiting for the lease"
+    assert cache._book.state("X") is IdState.REMOVING
+    # T goes on with the eviction of X; U adds Y while holding the lease.
+    cache.evict_resume.set()
+    user.go.set()
+    assert user.added.wait(2 * GATE), "U's add never returned"
+    yield "added"
+    user.go_out.set()
+    for thread, outcome in [*threads, remover]:
+        join(thread)
+        assert "error" not in outcome, outcome
+
+
+@pytest.mark.parametrize("how", ["lease", "acquire"])
+def test_an_add_inside_a_lease_never_waits_for_an_eviction_blocked_by_that_lease(
+    how: str,
+) -> None:
+    """Cache of 1 holding X: U's add of Y returns while R still waits for U's lease."""
+    manager, cache = _full_cache(1, "X")
+    steps = _play(manager, cache, how, ("X",))
+    next(steps)
+    timeouts = cache.statistics().lock_timeouts
+    assert timeouts == 0, "a wait timed out: the add waited (indirectly) for the lease"
+    assert "Y" in cache
+    assert "X" in manager, "U's add returned only after R's removal"
+    assert manager.lease_counts().get("X") == 1
+    for _ in steps:
+        pass
+    assert "X" not in manager
+    assert cache.statistics().lock_timeouts == 0
+    assert manager.lifecycle_snapshot() == {}
+
+
+def test_a_batch_whose_first_victim_is_busy_does_not_hold_the_others() -> None:
+    """T chooses X and W; X's lifecycle is busy (R waits for U's lease on it).
+
+    T must not wait for X holding W's choice either: it drops both, evicts W
+    (X is leased now) and admits over capacity; U's add of Y goes through.
+    """
+    manager, cache = _full_cache(2, "X", "W")
+    cache.pin_model("X")
+    cache.pin_model("W")
+    cache.add_model("P", pin=True)  # over capacity: X, W, P loaded
+    cache.unpin_model("X")
+    cache.unpin_model("W")
+    steps = _play(manager, cache, "lease", ("X", "W"))
+    next(steps)
+    assert cache.statistics().lock_timeouts == 0
+    assert "Y" in cache
+    assert "X" in manager, "U's add returned only after R's removal"
+    assert manager.lease_counts().get("X") == 1
+    for _ in steps:
+        pass
+    assert "X" not in manager
+    assert cache.statistics().lock_timeouts == 0
