@@ -62,15 +62,34 @@ class _Manager(ModelManager):
 class _Cache(WithFixedSizeCache):
     """Pauses the thread named ``T`` as its first eviction starts (victims chosen)."""
 
-    def __init__(self, manager: ModelManager, max_size: int) -> None:
-        super().__init__(manager, max_size=max_size, queue_lock_timeout=GATE)
+    def __init__(self, manager: ModelManager, max_size: int, **options: Any) -> None:
+        super().__init__(manager, max_size=max_size, queue_lock_timeout=GATE, **options)
         self.evicting, self.evict_resume = threading.Event(), threading.Event()
+        self.awaiting = threading.Event()
 
     def _evict_one(self, victim: str) -> bool:
         if threading.current_thread().name == "T" and not self.evicting.is_set():
             self.evicting.set()
             assert self.evict_resume.wait(GATE), "test never resumed the eviction"
         return super()._evict_one(victim)
+
+    def _await_lifecycle(self, victim: str) -> None:
+        if threading.current_thread().name == "T":
+            self.awaiting.set()
+        super()._await_lifecycle(victim)
+
+
+class _Pressure:
+    """A memory probe under pressure until switched off."""
+
+    def __init__(self) -> None:
+        self.on = True
+
+    def free_fraction(self) -> float:
+        return 0.1 if self.on else 0.9
+
+    def release_cache(self) -> None:
+        """Nothing to release."""
 
 
 def _named(name: str, fn: Any, *args: Any) -> tuple[threading.Thread, dict[str, Any]]:
@@ -94,6 +113,7 @@ class _User:
         self.cache, self.how = cache, how
         self.leased, self.go, self.added = threading.Event(), threading.Event(), threading.Event()
         self.go_out = threading.Event()
+        self.error: BaseException | None = None
 
     def _lease(self) -> AbstractContextManager[Model]:
         return self.cache.lease("X") if self.how == "lease" else self.cache.acquire("X")
@@ -104,14 +124,17 @@ class _User:
             assert self.go.wait(GATE), "test never let U add"
             try:
                 self.cache.add_model("Y")
+            except BaseException as error:
+                self.error = error
+                raise
             finally:
                 self.added.set()
             assert self.go_out.wait(GATE), "test never let U give the lease back"
 
 
-def _full_cache(max_size: int, *preload: str) -> tuple[_Manager, _Cache]:
+def _full_cache(max_size: int, *preload: str, **options: Any) -> tuple[_Manager, _Cache]:
     manager = _Manager(FakeRegistry())
-    cache = _Cache(manager, max_size)
+    cache = _Cache(manager, max_size, **options)
     for model_id in preload:
         cache.add_model(model_id)
     return manager, cache
@@ -143,6 +166,7 @@ def _play(manager: _Manager, cache: _Cache, how: str, chosen: tuple[str, ...]) -
     cache.evict_resume.set()
     user.go.set()
     assert user.added.wait(2 * GATE), "U's add never returned"
+    assert user.error is None, f"U's add failed: {user.error!r}"
     yield "added"
     user.go_out.set()
     for thread, outcome in [*threads, remover]:
@@ -160,7 +184,6 @@ def test_an_add_inside_a_lease_never_waits_for_an_eviction_blocked_by_that_lease
     next(steps)
     timeouts = cache.statistics().lock_timeouts
     assert timeouts == 0, "a wait timed out: the add waited (indirectly) for the lease"
-    assert "Y" in cache
     assert "X" in manager, "U's add returned only after R's removal"
     assert manager.lease_counts().get("X") == 1
     for _ in steps:
@@ -185,10 +208,58 @@ def test_a_batch_whose_first_victim_is_busy_does_not_hold_the_others() -> None:
     steps = _play(manager, cache, "lease", ("X", "W"))
     next(steps)
     assert cache.statistics().lock_timeouts == 0
-    assert "Y" in cache
     assert "X" in manager, "U's add returned only after R's removal"
     assert manager.lease_counts().get("X") == 1
     for _ in steps:
         pass
     assert "X" not in manager
+    assert cache.statistics().lock_timeouts == 0
+
+
+def test_a_memory_round_whose_first_victim_is_busy_does_not_hold_the_others() -> None:
+    """The same cycle through memory pressure: T's round chooses X and W.
+
+    T drops both choices when X is busy, evicts W (X is leased now), and
+    U's add of Y, itself under pressure, goes through while R still waits.
+    """
+    pressure = _Pressure()
+    pressure.on = False
+    manager, cache = _full_cache(10, "X", "W", memory_probe=pressure, memory_free_threshold=0.5)
+    pressure.on = True
+    steps = _play(manager, cache, "lease", ("X", "W"))
+    next(steps)
+    assert cache.statistics().lock_timeouts == 0
+    assert "W" not in manager
+    assert "X" in manager, "U's add returned only after R's removal"
+    assert manager.lease_counts().get("X") == 1
+    for _ in steps:
+        pass
+    assert "X" not in manager
+    assert cache.statistics().lock_timeouts == 0
+
+
+def test_a_busy_victim_chosen_again_is_awaited_holding_no_choice(
+    registry: FakeRegistry,
+) -> None:
+    """X's lifecycle is held by a removal running clear_cache (no lease): T's add
+    chooses X again after dropping it, and then waits for X's lifecycle with
+    nothing of its own undecided, so no other add waits for it meanwhile."""
+    manager = _Manager(registry)
+    cache = _Cache(manager, 1)
+    cache.add_model("X")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["X"] = (entered, release)
+    adder, added = _named("T", cache.add_model, "Z")
+    assert cache.evicting.wait(GATE), "T never started an eviction"
+    remover, removed = _named("R", cache.remove, "X")
+    assert entered.wait(GATE), "R never reached clear_cache"
+    cache.evict_resume.set()
+    assert cache.awaiting.wait(GATE), "T never waited for X's lifecycle"
+    assert not cache._book.evictions_undecided(), cache._book
+    release.set()
+    join(remover)
+    join(adder)
+    assert "error" not in removed, removed
+    assert "error" not in added, added
+    assert cache.lru_order() == ["Z"]
     assert cache.statistics().lock_timeouts == 0
