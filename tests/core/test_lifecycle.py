@@ -123,3 +123,25 @@ def test_distinct_ids_do_not_block_each_other() -> None:
     with table.hold("a", 0), table.hold("b", 0):
         assert set(table.snapshot()) == {"a", "b"}
     assert table.snapshot() == {}
+
+
+def test_try_hold_takes_a_free_lifecycle_and_refuses_a_busy_one() -> None:
+    """try_hold: held like hold (re-entrant); None with nothing changed when another
+    thread holds the id, without waiting or counting a timeout."""
+    timeouts: list[int] = []
+    table = LifecycleTable(on_timeout=lambda: timeouts.append(1))
+    held = table.try_hold("a")
+    assert held is not None
+    with held:
+        assert table.snapshot()["a"].held
+        again = table.try_hold("a")  # re-entrant for the holding thread
+        assert again is not None
+        with again:
+            assert table.snapshot()["a"].reservations == 2
+        before = table.snapshot()
+        thread, outcome = run_in_thread(table.try_hold, "a")
+        join(thread)
+        assert outcome == {"result": None}
+        assert table.snapshot() == before
+    assert table.snapshot() == {}
+    assert timeouts == []
