@@ -25,7 +25,7 @@ beyond what any step needs: U's add must return while R is still waiting.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -64,19 +64,45 @@ class _Cache(WithFixedSizeCache):
 
     def __init__(self, manager: ModelManager, max_size: int, **options: Any) -> None:
         super().__init__(manager, max_size=max_size, queue_lock_timeout=GATE, **options)
-        self.evicting, self.evict_resume = threading.Event(), threading.Event()
+        self.evicting, self.evict_resume = self.gate("T")
         self.awaiting = threading.Event()
+        self._waits: dict[str, threading.Event] = {}
+        self._lru_changed = _WatchedCondition(self._lru_lock, self.waiting)
+
+    def waiting(self, name: str) -> threading.Event:
+        """Set once thread ``name`` waits on the cache's condition or for a lifecycle."""
+        return self._waits.setdefault(name, threading.Event())
+
+    def gate(self, name: str) -> tuple[threading.Event, threading.Event]:
+        """Pause thread ``name`` as its first eviction starts; returns (reached, resume)."""
+        pair = (threading.Event(), threading.Event())
+        self.__dict__.setdefault("_gates", {})[name] = pair
+        return pair
 
     def _evict_one(self, victim: str) -> bool:
-        if threading.current_thread().name == "T" and not self.evicting.is_set():
-            self.evicting.set()
-            assert self.evict_resume.wait(GATE), "test never resumed the eviction"
+        pair = self.__dict__["_gates"].pop(threading.current_thread().name, None)
+        if pair is not None:
+            pair[0].set()
+            assert pair[1].wait(GATE), "test never resumed the eviction"
         return super()._evict_one(victim)
 
     def _await_lifecycle(self, victim: str) -> None:
         if threading.current_thread().name == "T":
             self.awaiting.set()
+        self.waiting(threading.current_thread().name).set()
         super()._await_lifecycle(victim)
+
+
+class _WatchedCondition(threading.Condition):
+    """The cache's condition; reports which threads wait on it."""
+
+    def __init__(self, lock: Any, waiting: Callable[[str], threading.Event]) -> None:
+        super().__init__(lock)
+        self._waiting = waiting
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._waiting(threading.current_thread().name).set()
+        return super().wait(timeout)
 
 
 class _Pressure:
@@ -262,4 +288,38 @@ def test_a_busy_victim_chosen_again_is_awaited_holding_no_choice(
     assert "error" not in removed, removed
     assert "error" not in added, added
     assert cache.lru_order() == ["Z"]
+    assert cache.statistics().lock_timeouts == 0
+
+
+def test_a_busy_victim_committed_by_another_eviction_keeps_its_unload_mark(
+    registry: FakeRegistry,
+) -> None:
+    """A's choice of X is rescued by a use; B chooses X again; A's eviction then
+    commits X under B's choice (it revalidates as if choosing now) and unloads it.
+    B finds X busy: dropping its choices must leave that UNLOADING mark alone (the
+    unload that set it resolves it), or X would look loaded while torn down."""
+    manager = _Manager(registry)
+    cache = _Cache(manager, 1)
+    cache.add_model("X")
+    a_reached, a_resume = cache.gate("A")
+    b_reached, b_resume = cache.gate("B")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["X"] = (entered, release)
+    adder_a, added_a = _named("A", cache.add_model, "a")
+    assert a_reached.wait(GATE), "A never started an eviction"
+    cache.refresh("X")  # a use rescues A's victim: nothing is undecided now
+    adder_b, added_b = _named("B", cache.add_model, "b")
+    assert b_reached.wait(GATE), "B never started an eviction"
+    a_resume.set()
+    assert entered.wait(GATE), "A never unloaded X"
+    assert cache._book.state("X") is IdState.UNLOADING
+    b_resume.set()
+    assert cache.waiting("B").wait(GATE), "B neither waited nor awaited X's lifecycle"
+    assert cache._book.state("X") is IdState.UNLOADING, cache._book
+    release.set()
+    join(adder_a)
+    join(adder_b)
+    assert "error" not in added_a, added_a
+    assert "error" not in added_b, added_b
+    assert "X" not in manager
     assert cache.statistics().lock_timeouts == 0

@@ -829,7 +829,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             except _VictimBusy as busy:
                 # Never wait for a lifecycle while holding choices (I17): drop
                 # this batch's remaining ones; the caller decides again.
-                self._rollback_eviction(victims[index:], batch)
+                self._drop_choices(victims[index:], batch)
                 busy.evicted = evicted
                 raise
             except BaseException as error:
@@ -915,6 +915,17 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 if book.state(victim) is _UNLOADING:
                     book.fail_unload(victim)
                 else:
+                    book.unchoose(victim)
+            self._lru_changed.notify_all()
+
+    def _drop_choices(self, victims: list[str], batch: object) -> None:
+        # Only choices: an UNLOADING mark of this batch was committed by the
+        # eviction that holds the victim's lifecycle now (it re-chose the victim
+        # after a rescue), and that unload resolves its own mark.
+        with self._lru_changed:
+            book = self._book
+            for victim in victims:
+                if book.owned_by(victim, batch) and book.chosen(victim):
                     book.unchoose(victim)
             self._lru_changed.notify_all()
 
