@@ -68,12 +68,7 @@ def test_schedule_breaks_its_variant_the_recorded_way(name: str) -> None:
 
 # Known core bugs a followed schedule reaches, each until its fix lands (strict: the
 # fix turns the xfail into a failure, so the mark goes with it).
-_KNOWN_CORE_BUGS = {
-    "variant-B17-non-atomic-acquire": (
-        "core liveness (I17): an add inside an acquire waits for an undecided eviction "
-        "whose victim it leases, while a remove of that victim waits for the lease"
-    ),
-}
+_KNOWN_CORE_BUGS: dict[str, str] = {}
 
 
 def _followed(name: str) -> object:
