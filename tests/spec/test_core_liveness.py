@@ -37,20 +37,3 @@ def test_the_core_keeps_liveness_and_lease_scope(
         )
         assert outcome.failure is None, str(outcome.failure)
         assert outcome.executions == budget
-
-
-def test_an_add_inside_a_lease_never_waits_for_that_lease() -> None:
-    """B17 on the cache: PCT seed 2 reached the cycle before the fix (I17, execution 61).
-
-    An add chose X before U leased it; R's removal of X took X's lifecycle to
-    wait for U's lease; the add's eviction waited for X's lifecycle holding
-    its choice, and U's add of Y waited for that choice. Evictions now take a
-    victim's lifecycle without waiting (``tests/core/test_eviction_liveness.py``
-    pins the same interleaving with events).
-    """
-    scenario = load().bug("B17").scenario
-    outcome = explore_scenario(
-        scenario, CoreAdapter(0), strategy="pct", seed=2, budget=150, shrink=False
-    )
-    assert outcome.failure is None, str(outcome.failure)
-    assert outcome.executions == 150
