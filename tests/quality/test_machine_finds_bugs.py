@@ -40,7 +40,12 @@ from stateful_tests.concurrent_machine import (
 pytestmark = pytest.mark.quality
 
 BUDGET = 300
-"""At most this many examples (each one lockstep execution) per bug."""
+"""At most this many examples (each one lockstep execution) per bug, unless
+`BUDGETS` says otherwise."""
+
+BUDGETS = {"B4": 1000}
+"""B4's fast-path window needs more draws since evictions stopped waiting for a busy
+victim's lifecycle (the core's switch points moved; found between 600 and 1000)."""
 
 
 def _catalogue(bug: str) -> frozenset[str]:
@@ -69,7 +74,7 @@ def _hunt(
     counts = seen if seen is not None else Counter()
 
     @settings(
-        max_examples=BUDGET,
+        max_examples=BUDGETS.get(bug, BUDGET),
         deadline=None,
         derandomize=database is None,
         database=database,
@@ -98,7 +103,8 @@ def test_machine_finds_bug_from_scratch(bug: str) -> None:
     seen: Counter[str] = Counter()
     failure = _hunt(bug, seen=seen)
     assert failure is not None, (
-        f"{bug}: no violation of {sorted(_catalogue(bug))} within {BUDGET} examples "
+        f"{bug}: no violation of {sorted(_catalogue(bug))} within "
+        f"{BUDGETS.get(bug, BUDGET)} examples "
         f"(other failures seen: {dict(seen)})"
     )
     assert failure.invariant in _catalogue(bug)
