@@ -8,6 +8,9 @@ reported). Together they show that every controlled primitive orders memory.
 
 from __future__ import annotations
 
+import collections
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -559,3 +562,159 @@ def test_a_declaration_covers_read_write_races_only() -> None:
     race = unlocked.failure.race
     assert race is not None
     assert (race.first.mode, race.second.mode) == ("write", "write")
+
+
+# -- where each side of a race is reported ----------------------------------------------
+#
+# The detector finds the code that made an access from the number of lockstep frames
+# between it and the tracked method, which differs per kind of access (an attribute, a
+# keyed or whole-container method, an iteration, a view, a binary operation, a declared
+# location that is also a switch point). Each program below races two accesses marked
+# `# <- side`; the report must name exactly those lines.
+
+
+class _Cached:
+    def __init__(self) -> None:
+        self.value = 0
+
+    @functools.cached_property
+    def total(self) -> int:
+        return 1
+
+
+def _race_program(
+    first: Callable[[Any], None], second: Callable[[Any], None], make: Callable[[], Any]
+) -> Callable[[], None]:
+    def scenario() -> None:
+        state = make()
+        ts = [lockstep.spawn(first, state), lockstep.spawn(second, state)]
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def _w_attr(box: Any) -> None:
+    box.value = 1  # <- side
+
+
+def _r_attr(box: Any) -> None:
+    _ = box.value  # <- side
+
+
+def _del_attr(box: Any) -> None:
+    del box.value  # <- side
+
+
+def _cached_total(box: Any) -> None:
+    _ = box.total  # <- side
+
+
+def _w_key(d: Any) -> None:
+    d["k"] = 1  # <- side
+
+
+def _r_get(d: Any) -> None:
+    _ = d.get("k")  # <- side
+
+
+def _r_keys(d: Any) -> None:
+    for _ in d.keys():  # noqa: SIM118  # <- side (the view is what is tested)
+        pass
+
+
+def _r_eq(pair: Any) -> None:
+    _ = pair[1] == pair[0]  # <- side
+
+
+def _w_first(pair: Any) -> None:
+    pair[0]["k"] = 1  # <- side
+
+
+def _append(items: Any) -> None:
+    items.append(1)  # <- side
+
+
+def _len(items: Any) -> None:
+    _ = len(items)  # <- side
+
+
+def _iterate(items: Any) -> None:
+    for _ in items:  # <- side
+        pass
+
+
+def _missing(dd: Any) -> None:
+    _ = dd["k"]  # <- side
+
+
+def _contains(dd: Any) -> None:
+    _ = "k" in dd  # <- side
+
+
+def _move(od: Any) -> None:
+    od.move_to_end("k")  # <- side
+
+
+def _set_k(od: Any) -> None:
+    od["k"] = 2  # <- side
+
+
+SITE_PROGRAMS: dict[str, tuple[Callable[[Any], None], Callable[[Any], None], Any]] = {
+    "attribute write/read": (_w_attr, _r_attr, lambda: watch(Box())),
+    "attribute del/read": (_del_attr, _r_attr, lambda: watch(Box())),
+    "declared attribute write/write": (
+        _w_attr,
+        _w_attr,
+        lambda: watch(Box(), racy={"value": "a flag read without the lock"}),
+    ),
+    "cached_property compute/compute": (_cached_total, _cached_total, lambda: watch(_Cached())),
+    "dict key write/get": (_w_key, _r_get, lambda: watch({})),
+    "dict key write/keys() view": (_w_key, _r_keys, lambda: watch({})),
+    "binary operation reads its operand": (
+        _w_first,
+        _r_eq,
+        lambda: (watch({}), watch({})),
+    ),
+    "list append/len": (_append, _len, lambda: watch([])),
+    "list append/iteration": (_append, _iterate, lambda: watch([])),
+    "deque append/iteration": (_append, _iterate, lambda: watch(collections.deque())),
+    "defaultdict missing key/in": (
+        _missing,
+        _contains,
+        lambda: watch(collections.defaultdict(int)),
+    ),
+    "OrderedDict move_to_end/write": (
+        _move,
+        _set_k,
+        lambda: watch(collections.OrderedDict(k=1)),
+    ),
+    "declared container write/write": (_set_k, _set_k, lambda: watch({}, racy="a cache")),
+}
+
+
+def _side_lines(*functions: Callable[[Any], None]) -> set[int]:
+    lines: set[int] = set()
+    for function in functions:
+        source, start = inspect.getsourcelines(function)
+        lines |= {start + i for i, text in enumerate(source) if "# <- side" in text}
+    return lines
+
+
+@pytest.mark.parametrize("name", sorted(SITE_PROGRAMS))
+def test_each_side_of_a_race_is_reported_at_the_line_that_made_it(name: str) -> None:
+    first, second, make = SITE_PROGRAMS[name]
+    result = _dpor(_race_program(first, second, make))
+    failure = result.failure
+    assert failure is not None, name
+    assert failure.kind == "data-race", failure
+    race = failure.race
+    assert race is not None
+    here = __file__.replace("\\", "/")
+    reported = set()
+    for side in (race.first, race.second):
+        path, _, line = side.code.replace("\\", "/").rpartition(":")
+        assert path == here, side.code
+        reported.add(int(line))
+    assert reported <= _side_lines(first, second), (race.first.code, race.second.code)
+    assert len(reported) == len(_side_lines(first, second)), reported

@@ -22,18 +22,22 @@ last write is exact (FastTrack's argument); reads between writes are kept per
 thread. On a location declared intentionally racy (``__benign_races__``,
 ``watch(..., racy=...)``) a read racing with a write is not reported; two
 unordered writes still are (a lost update is never intended).
+
+The check runs on every watched access, so it is built to cost little: a recorded
+access is a plain tuple (thread, epoch, slot, mode, operation, site, step count,
+last synchronisation), its ``file:line`` and its :class:`Access` are made only for
+a report, and the vector clocks are read from the scheduler's step rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
 
-from lockstep._memory._clocks import SyncEvent, SyncTracker, VectorClock
+from lockstep._memory._clocks import SyncEvent, SyncNote, SyncTracker, VectorClock
 from lockstep._memory._locations import WHOLE, Access
-from lockstep._memory._report import DataRace, RaceAccess, where_text
-from lockstep._memory._where import access_where
-from lockstep._trace import StepRecord
+from lockstep._memory._report import DataRace, RaceAccess
+from lockstep._memory._where import Site, access_site, site_text
 
 if TYPE_CHECKING:
     from lockstep._memory._state import Shadow
@@ -41,74 +45,18 @@ if TYPE_CHECKING:
 
 __all__ = ["RaceDetector"]
 
+# One recorded access (what a later conflicting access is compared with), a tuple:
+# (thread, epoch, slot, write, reorder, op, site, position, sync, thread name), where
+# position is the number of steps recorded when the access ran and sync the thread's
+# last synchronisation before it.
+_Record = tuple[int, int, Hashable, bool, bool, str, Site, int, SyncNote | None, str]
+_THREAD, _EPOCH = 0, 1
 
-class _Record:
-    """One recorded access (what a later conflicting access is compared with)."""
 
-    __slots__ = (
-        "access",
-        "epoch",
-        "position",
-        "steps",
-        "sync",
-        "thread",
-        "thread_name",
-        "where",
-    )
-
-    @property
-    def code(self) -> str:
-        """file:line of the access."""
-        return where_text(self.where)
-
-    def __init__(  # noqa: PLR0917 - one field each, built in one place
-        self,
-        thread: int,
-        thread_name: str,
-        epoch: int,
-        access: Access,
-        where: tuple[str, int],
-        steps: Sequence[StepRecord],
-        sync: SyncEvent | None,
-    ) -> None:
-        self.thread = thread
-        self.thread_name = thread_name
-        self.epoch = epoch
-        self.access = access
-        self.where = where
-        self.steps = steps  # the execution's step log (grows; read only for a report)
-        self.position = len(steps)  # steps recorded when the access ran
-        self.sync = sync
-
-    def ordered_before(self, clock: VectorClock) -> bool:
-        t = self.thread
-        return t < len(clock) and self.epoch <= clock[t]
-
-    def _step(self) -> tuple[int | None, bool]:
-        """The step that marks this access, and whether it is the access itself."""
-        steps = self.steps
-        for index in range(self.position - 1, -1, -1):
-            step = steps[index]
-            if step.thread == self.thread:
-                resource = step.op.resource
-                own = isinstance(resource, Access) and resource.target == self.access.target
-                return step.index, own and index == self.position - 1
-        return None, False
-
-    def side(self) -> RaceAccess:
-        a = self.access
-        step, switch = self._step()
-        return RaceAccess(
-            thread=self.thread,
-            thread_name=self.thread_name,
-            mode=a.mode,
-            operation=a.op,
-            location=a.location_text(),
-            code=self.code,
-            step=step,
-            last_sync=None if self.sync is None else self.sync.describe(),
-            switch=switch,
-        )
+def _races(rec: _Record, t: int, clock: VectorClock) -> bool:
+    """Whether ``rec`` (another thread's access) does not happen before ``t``'s now."""
+    u = rec[0]
+    return u != t and (u >= len(clock) or rec[1] > clock[u])
 
 
 class _Target:
@@ -127,33 +75,39 @@ class _Target:
         self.w_any: dict[int, _Record] = {}
         self.r_any: dict[int, _Record] = {}
 
-    def conflicts(self, access: Access) -> Iterable[_Record | None]:
-        """The recorded accesses that conflict with ``access``."""
-        slot = access.slot
-        whole = slot is WHOLE
-        if access.shape == "attr" or not whole:
-            if access.write:
-                yield self.writes.get(slot)
-                yield from self.reads.get(slot, {}).values()
-                yield self.w_all
-                yield from self.r_all.values()
-            else:
-                yield self.writes.get(slot)
-                yield self.w_all
-                if access.reorder:
-                    yield from self.r_all.values()
-        elif access.write:
-            yield from self.w_any.values()
-            yield from self.r_any.values()
+    def racing(  # noqa: PLR0917 - the access's fields, unboxed on the hot path
+        self, slot: Hashable, whole: bool, write: bool, reorder: bool, t: int, clock: VectorClock
+    ) -> list[_Record]:
+        """The recorded accesses that conflict with this one and do not happen before it,
+        in the order a report prefers them (usually none: the list is then empty)."""
+        found: list[_Record] = []
+        if not whole:
+            rec = self.writes.get(slot)
+            if rec is not None and _races(rec, t, clock):
+                found.append(rec)
+            if write:
+                reads = self.reads.get(slot)
+                if reads:
+                    found.extend(r for r in reads.values() if _races(r, t, clock))
+            rec = self.w_all
+            if rec is not None and _races(rec, t, clock):
+                found.append(rec)
+            if (write or reorder) and self.r_all:
+                found.extend(r for r in self.r_all.values() if _races(r, t, clock))
         else:
-            yield from self.w_any.values()
+            if self.w_any:
+                found.extend(r for r in self.w_any.values() if _races(r, t, clock))
+            if write and self.r_any:
+                found.extend(r for r in self.r_any.values() if _races(r, t, clock))
+        return found
 
-    def record(self, rec: _Record) -> None:
-        access = rec.access
-        slot = access.slot
-        t = rec.thread
-        if slot is WHOLE and access.shape != "attr":
-            if access.write:
+    def record(  # noqa: PLR0917 - the access's fields, unboxed on the hot path
+        self, rec: _Record, slot: Hashable, whole: bool, attr: bool, write: bool, reorder: bool
+    ) -> None:
+        """Keep ``rec`` (by thread ``rec[0]``) as the latest access of its kind."""
+        t = rec[0]
+        if whole:
+            if write:
                 self.w_all = rec
                 self.w_any[t] = rec
                 self.r_all = {}
@@ -161,15 +115,21 @@ class _Target:
             else:
                 self.r_all[t] = rec
                 self.r_any[t] = rec
-        elif access.write:
+        elif write:
             self.writes[slot] = rec
             self.reads.pop(slot, None)
-            self.w_any[t] = rec
-        else:
-            self.reads.setdefault(slot, {})[t] = rec
-            self.r_any[t] = rec
-            if access.reorder:
+            if not attr:  # an instance has no whole-container access to check them
                 self.w_any[t] = rec
+        else:
+            reads = self.reads.get(slot)
+            if reads is None:
+                self.reads[slot] = {t: rec}
+            else:
+                reads[t] = rec
+            if not attr:
+                self.r_any[t] = rec
+                if reorder:
+                    self.w_any[t] = rec
 
 
 class RaceDetector:
@@ -178,12 +138,12 @@ class RaceDetector:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.sync = SyncTracker()
-        self.checked = 0
-        self.benign_hits: dict[str, int] = {}
 
     def holds_lock(self, lt: LogicalThread) -> bool:
         """Whether ``lt`` holds a Lock or RLock now."""
-        self.sync.catch_up(self.run.steps)
+        rows = self.run._rows
+        if self.sync.cursor != len(rows):
+            self.sync.catch_up(rows)
         return self.sync.holds_lock(lt.index)
 
     def check(  # noqa: PLR0917 - the access's fields, passed on the hot path unboxed
@@ -194,15 +154,22 @@ class RaceDetector:
         write: bool,
         op: str,
         reorder: bool,
-        access: Access | None,
+        depth: int,
     ) -> None:
         """Check one access by ``lt`` (already scheduled: it runs right after this).
-        ``access`` is the Access when the caller built one (else built here if needed)."""
+
+        ``depth``: the frames between this call and the code that made the access (1
+        when the tracked method calls this directly), so that its site is found cheaply.
+        """
         run = self.run
         sync = self.sync
-        sync.catch_up(run.steps)
+        rows = run._rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
         t = lt.index
-        clock = sync.clock(t)
+        clock = sync.threads.get(t)
+        if clock is None:
+            clock = sync.clock(t)
         epoch = clock[t]
         target: _Target | None = shadow.races
         if target is None:
@@ -212,39 +179,88 @@ class RaceDetector:
         if seen.get(key) == epoch:
             return  # checked already at this epoch: nothing new can race with it
         seen[key] = epoch
-        if access is None:
-            access = Access(shadow.target, shadow.name, shadow.shape, slot, write, op, reorder)
-        where = access_where()
-        rec = _Record(t, lt.name, epoch, access, where, run.steps, sync.last_sync.get(t))
-        self.checked += 1
-        code = rec.code
-        for other in target.conflicts(access):
-            if other is None or other.thread == t or other.ordered_before(clock):
+        attr = shadow.shape == "attr"
+        whole = slot is WHOLE and not attr
+        rec: _Record = (
+            t,
+            epoch,
+            slot,
+            write,
+            reorder,
+            op,
+            access_site(depth + 2),  # access_site, this, then depth frames: the code
+            len(rows),
+            sync.last_sync.get(t),
+            lt.name,
+        )
+        racing = target.racing(slot, whole, write, reorder, t, clock)
+        if racing:
+            self._report(lt, shadow, rec, racing)
+        target.record(rec, slot, whole, attr, write, reorder)
+
+    def _report(
+        self, lt: LogicalThread, shadow: Shadow, rec: _Record, racing: list[_Record]
+    ) -> None:
+        """Fail the run with the first race of ``rec`` with ``racing`` that was not declared."""
+        access = _access(shadow, rec)
+        for other in racing:
+            if _intended(shadow, access, other):
                 continue
-            if _intended(shadow, access, rec, other):
-                name = access.location_text()
-                self.benign_hits[name] = self.benign_hits.get(name, 0) + 1
-                continue
-            race = DataRace(access.location_text(), other.side(), rec.side())
-            run.fail(
+            first = _access(shadow, other)
+            race = DataRace(
+                access.location_text(), _side(self.run, first, other), _side(self.run, access, rec)
+            )
+            self.run.fail(
                 "data-race",
-                f"data race on {race.location}: thread {other.thread}:{other.thread_name} "
-                f"{other.access.mode}s it ({other.access.op}) at {other.code} and thread "
-                f"{t}:{lt.name} {access.mode}s it ({access.op}) at {code} with nothing "
-                "ordering the two",
+                f"data race on {race.location}: thread {other[0]}:{other[9]} "
+                f"{first.mode}s it ({first.op}) at {race.first.code} and thread "
+                f"{rec[0]}:{lt.name} {access.mode}s it ({access.op}) at {race.second.code} "
+                "with nothing ordering the two",
                 thread=lt,
                 race=race,
             )
+            return
+
+
+def _access(shadow: Shadow, rec: _Record) -> Access:
+    """The :class:`Access` a record stands for."""
+    return Access(shadow.target, shadow.name, shadow.shape, rec[2], rec[3], rec[5], rec[4])
+
+
+def _side(run: Run, access: Access, rec: _Record) -> RaceAccess:
+    """One side of a race report (its step, whether it was a switch point, its last sync)."""
+    thread = rec[0]
+    position = rec[7]
+    steps: Any = run.steps
+    step: int | None = None
+    switch = False
+    for index in range(position - 1, -1, -1):
+        record = steps[index]
+        if record.thread == thread:
+            resource = record.op.resource
+            own = isinstance(resource, Access) and resource.target == access.target
+            step, switch = record.index, own and index == position - 1
             break
-        target.record(rec)
+    sync = rec[8]
+    return RaceAccess(
+        thread=thread,
+        thread_name=rec[9],
+        mode=access.mode,
+        operation=access.op,
+        location=access.location_text(),
+        code=site_text(rec[6]),
+        step=step,
+        last_sync=None if sync is None else SyncEvent.of(sync).describe(),
+        switch=switch,
+    )
 
 
-def _intended(shadow: Shadow, access: Access, rec: _Record, other: _Record) -> bool:
+def _intended(shadow: Shadow, access: Access, other: _Record) -> bool:
     """Whether a race on a declared location is the declared kind: a read racing with
     a write (reads of it may see either value). Two unordered writes are still
     reported: a lost update is never intended."""
     if shadow.benign_reason(access.slot if shadow.shape == "attr" else WHOLE) is None:
         return False
-    first_writes = other.access.write or other.access.reorder
+    first_writes = other[3] or other[4]
     second_writes = access.write or access.reorder
     return first_writes != second_writes

@@ -35,6 +35,7 @@ from typing import Any
 
 from lockstep._memory._containers import CONTAINER_TYPES, replace_class
 from lockstep._memory._state import MemoryState, active_run
+from lockstep._runtime import LogicalThread, _tls
 
 __all__ = ["base_class", "is_tracked_instance", "tracked_instance_class"]
 
@@ -112,14 +113,22 @@ def tracked_instance_class(cls: Any) -> type:
             kind = kind_of(name)
         if kind == _DESCRIPTOR or (kind == _METHOD and not _in_dict(self, name)):
             return base_getattribute(self, name)
-        found = active_run(self)
-        if found is not None:
-            memory, lt, shadow = found
-            if kind == _CACHED:
-                cached_now = _in_dict(self, name)
-                memory.access(lt, shadow, not cached_now, name, "read" if cached_now else "compute")
-            else:
-                memory.access(lt, shadow, False, name, "read")
+        lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
+        if lt is not None:
+            run = lt.run
+            memory: MemoryState | None = run.memory
+            if memory is not None and not memory.busy and not run.in_invariant:
+                shadow = memory.shadows.get(id(self))
+                if shadow is not None:
+                    if kind == _CACHED:
+                        cached_now = _in_dict(self, name)
+                        op = "read" if cached_now else "compute"
+                        memory.access(lt, shadow, not cached_now, name, op)
+                    elif memory.detector is not None and not shadow.benign:
+                        # What MemoryState.access does for it (the hottest path: inlined).
+                        memory.detector.check(lt, shadow, name, False, "read", False, 1)
+                    else:
+                        memory.access(lt, shadow, False, name, "read")
         return base_getattribute(self, name)
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
@@ -128,7 +137,10 @@ def tracked_instance_class(cls: Any) -> type:
             if found is not None:
                 memory, lt, shadow = found
                 if kind_of(name) != _DESCRIPTOR:
-                    memory.access(lt, shadow, True, name, "write")
+                    if memory.detector is not None and not shadow.benign:
+                        memory.detector.check(lt, shadow, name, True, "write", False, 1)
+                    else:
+                        memory.access(lt, shadow, True, name, "write")
                 if isinstance(value, CONTAINER_TYPES):
                     value = adopt_value(
                         memory, shadow.name, name, shadow.benign_reason(name), value

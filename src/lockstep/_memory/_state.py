@@ -50,15 +50,15 @@ from typing import Any, Literal
 from lockstep._memory._classes import set_class
 from lockstep._memory._detector import RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
-from lockstep._memory._report import where_text
-from lockstep._memory._where import access_where
-from lockstep._runtime import LogicalThread, Run, current_logical_thread
+from lockstep._memory._where import access_site, site_text
+from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
 from lockstep._trace import PrimitiveId
 
 __all__ = ["MemoryState", "Shadow", "active_run", "hook", "memory_of"]
 
 Shape = Literal["attr", "keyed", "seq"]
 _PLAIN_KEYS = (str, int, float, complex, bytes)
+_PLAIN_TYPES = frozenset(_PLAIN_KEYS)  # exactly these types (not subclasses): keys as they are
 
 
 class Shadow:
@@ -121,7 +121,6 @@ class MemoryState:
         self._object_keys: dict[int, tuple[object, ObjectKey]] = {}
         self._key_numbers: dict[str, int] = {}
         self._last: tuple[int, LogicalThread, Access] | None = None
-        self.accesses = 0
         self.declared: dict[str, str] = {}  # benign_locations() as of close()
         self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
 
@@ -189,38 +188,39 @@ class MemoryState:
 
     # -- accesses -----------------------------------------------------------------------
 
-    def access(
+    def access(  # noqa: PLR0917 - the access's fields, passed on the hot path unboxed
         self,
         lt: LogicalThread,
         shadow: Shadow,
         write: bool,
         slot: object,
         op: str,
-        *,
         reorder: bool = False,
+        depth: int = 1,
     ) -> None:
-        """One access by ``lt``: a switch point (unless covered or alone), then the race check."""
-        run = self.run
+        """One access by ``lt``: a switch point (unless covered or alone), then the race check.
+
+        ``depth``: the frames between this call and the code that made the access (1
+        when the tracked method calls this directly), so its place is found cheaply.
+        """
         shape = shadow.shape
         if shape == "attr":
             stable: Hashable = slot
         elif shape == "seq" or slot is WHOLE:
             stable = WHOLE
+        elif type(slot) in _PLAIN_TYPES:
+            stable = slot  # a str, int...: hashable, itself
         else:
-            self.busy = True
-            try:
-                stable = self.stable_key(slot)
-                try:
-                    hash(stable)
-                except TypeError:
-                    stable = WHOLE  # the operation itself will raise TypeError
-            finally:
-                self.busy = False
-        self.accesses += 1
+            stable = self._stable_slot(slot)
         detector = self.detector
+        if detector is not None and not shadow.benign:
+            # Races are reported and nothing here is declared racy: not a switch point.
+            detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
+            return
         access: Access | None = None
         if detector is None or _explored(detector, lt, shadow, stable, write or reorder):
             access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
+            run = self.run
             last = self._last
             if (
                 last is not None
@@ -230,11 +230,25 @@ class MemoryState:
             ):
                 pass  # nothing ran since an access that covers this one
             elif _others_alive(run, lt):
-                where = where_text(access_where())
+                where = site_text(access_site(depth + 2))
                 run.switch(lt, access.mode, access, access.describe(), location=where)
                 self._last = (run.step, lt, access)
         if detector is not None:
-            detector.check(lt, shadow, stable, write, op, reorder, access)
+            detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
+
+    def _stable_slot(self, slot: object) -> Hashable:
+        """The slot a container key stands for (computed with hooks off: a key's
+        ``__hash__``/``__eq__`` may read watched state)."""
+        self.busy = True
+        try:
+            stable = self.stable_key(slot)
+            try:
+                hash(stable)
+            except TypeError:
+                stable = WHOLE  # the operation itself will raise TypeError
+        finally:
+            self.busy = False
+        return stable
 
     def close(self) -> None:
         """End of the execution: give swapped instances their class back, drop every shadow
@@ -297,8 +311,11 @@ def active_run(obj: object) -> tuple[MemoryState, LogicalThread, Shadow] | None:
 
 
 def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False) -> None:
-    """Record one access to ``obj`` when it is watched in the current run (else nothing)."""
-    lt = current_logical_thread()
+    """Record one access to ``obj`` when it is watched in the current run (else nothing).
+
+    Called directly by the tracked method that makes the access (the place of the
+    access is found from that)."""
+    lt: LogicalThread | None = getattr(_tls, "thread", None)
     if lt is None:
         return
     run = lt.run
@@ -307,7 +324,7 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
         return
     shadow = memory.shadows.get(id(obj))
     if shadow is not None:
-        memory.access(lt, shadow, write, slot, op, reorder=reorder)
+        memory.access(lt, shadow, write, slot, op, reorder, 2)
 
 
 def memory_of(run: Run) -> MemoryState:

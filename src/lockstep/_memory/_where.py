@@ -1,18 +1,29 @@
-"""Where an access was made: the first frame outside lockstep and the standard library."""
+"""Where an access was made: the first frame outside lockstep and the standard library.
+
+The race detector records the place of every access it keeps, but reads it only
+for a report, so the hot path keeps a *site*: the code object and the offset of the
+instruction that made the access (what the frame holds anyway, no string built, no
+line table read). :func:`site_text` turns a site into ``file:line`` when a race
+report or a trace line needs it.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import sysconfig
+from types import CodeType
 from typing import Any
 
-from lockstep._memory._report import where_text
-
-__all__ = ["access_location", "access_where"]
+__all__ = ["UNKNOWN_SITE", "Site", "access_site", "site_line", "site_text"]
 
 _LOCKSTEP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+Site = tuple[CodeType | None, int]
+"""(code object, instruction offset) of an access; ``(None, 0)`` when unknown."""
+
+UNKNOWN_SITE: Site = (None, 0)
 
 
 def _skipped(filename: str) -> bool:
@@ -28,23 +39,47 @@ def _skipped(filename: str) -> bool:
 _SKIPPED_CODE: dict[Any, bool] = {}
 
 
-def access_where() -> tuple[str, int]:
-    """(file, line) of the code that made an access: the first frame outside lockstep and
-    the standard library (``for k in d.keys()`` is attributed to the loop, not to
-    ``_collections_abc``). Cheap: whether a code object is skipped is cached."""
-    frame: Any = sys._getframe(1)
+def access_site(skip: int) -> Site:
+    """The site of the code that made an access: the first frame, from ``skip`` frames
+    above this one, outside lockstep and the standard library (``for k in d.keys()``
+    is attributed to the loop, not to ``_collections_abc``).
+
+    ``skip`` must not exceed the number of lockstep frames between this call and the
+    code under test (frames below it are walked, which only costs time). Cheap:
+    whether a code object is skipped is cached, and no line is computed.
+    """
+    try:
+        frame: Any = sys._getframe(skip)
+    except ValueError:  # the stack is not that deep
+        return UNKNOWN_SITE
     skipped = _SKIPPED_CODE
     while frame is not None:
         code = frame.f_code
-        skip = skipped.get(code)
-        if skip is None:
-            skip = skipped[code] = _skipped(code.co_filename)
-        if not skip:
-            return code.co_filename, frame.f_lineno
+        skip_it = skipped.get(code)
+        if skip_it is None:
+            skip_it = skipped[code] = _skipped(code.co_filename)
+        if not skip_it:
+            return code, frame.f_lasti
         frame = frame.f_back
-    return "?", 0
+    return UNKNOWN_SITE
 
 
-def access_location() -> str:
-    """file:line of the code that made an access (see :func:`access_where`)."""
-    return where_text(access_where())
+def site_line(site: Site) -> int:
+    """The source line of ``site`` (what the frame's ``f_lineno`` said at the access)."""
+    code, offset = site
+    if code is None:
+        return 0
+    line: int | None = None
+    for start, end, number in code.co_lines():
+        if start <= offset < end:
+            line = number
+            break
+    return code.co_firstlineno if line is None else line
+
+
+def site_text(site: Site) -> str:
+    """``file:line`` of ``site`` ("?" when unknown)."""
+    code = site[0]
+    if code is None:
+        return "?"
+    return f"{code.co_filename}:{site_line(site)}"
