@@ -43,12 +43,12 @@ of ``t`` made at epoch ``>= c``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import attrs
 
-from lockstep._trace import OpDescriptor
+from lockstep._trace import OpDescriptor, PrimitiveId
 
 __all__ = ["ACQUIRES", "RELEASES", "SyncEvent", "SyncNote", "SyncTracker", "VectorClock", "join"]
 
@@ -154,12 +154,54 @@ class SyncTracker:
         """Apply the steps recorded since the last call (``rows``: the run's step rows,
         ``(thread, op, choice, ...)``, see ``Run._rows``)."""
         end = len(rows)
+        handlers = _HANDLERS
         for index in range(self.cursor, end):
             row = rows[index]
             op = row[1]
-            if op.kind in _SYNC_KINDS:
-                self.apply(index, row[0].index, op, row[2].kind)
+            handler = handlers.get(op.kind)
+            if handler is not None:
+                handler(self, index, row[0].index, op, row[2].kind)
         self.cursor = end
+
+    def _lock_acquire(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
+        """``Lock.acquire`` (the most common step: :meth:`apply` written out for it)."""
+        key = op.resource
+        if type(key) is not PrimitiveId:
+            self.apply(index, thread, op, choice)
+            return
+        if choice != "run" or key in self._owners:
+            return  # a timeout fired, or acquire(blocking=False) on a held lock failed
+        self._owners[key] = (thread, 1)
+        self._held[thread] = self._held.get(thread, 0) + 1
+        vc = self.threads.get(thread)
+        if vc is None:
+            vc = self._start(thread)
+        released = self.primitives.get(key)
+        if released is not None:
+            join(vc, released)
+        self.last_sync[thread] = (index, op)
+
+    def _lock_release(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
+        """``Lock.release`` (:meth:`apply` written out for it)."""
+        key = op.resource
+        if type(key) is not PrimitiveId:
+            self.apply(index, thread, op, choice)
+            return
+        owner = self._owners.pop(key, None) if choice == "run" else None
+        if owner is None:
+            return  # RuntimeError: release of an unlocked lock
+        holder = owner[0]
+        self._held[holder] = self._held.get(holder, 1) - 1
+        vc = self.threads.get(thread)
+        if vc is None:
+            vc = self._start(thread)
+        released = self.primitives.get(key)
+        if released is None:
+            self.primitives[key] = list(vc)
+        else:
+            join(released, vc)
+        vc[thread] += 1
+        self.last_sync[thread] = (index, op)
 
     def clock(self, thread: int) -> VectorClock:
         """Thread ``thread``'s current vector clock (created at its first step)."""
@@ -254,3 +296,9 @@ def _keys(resource: Hashable | None) -> tuple[Hashable, ...]:
     if isinstance(resource, tuple):
         return tuple(resource)
     return (resource,)
+
+
+_Handler = Callable[[SyncTracker, int, int, OpDescriptor, str], None]
+_HANDLERS: dict[str, _Handler] = dict.fromkeys(_SYNC_KINDS, SyncTracker.apply)
+_HANDLERS["Lock.acquire"] = SyncTracker._lock_acquire
+_HANDLERS["Lock.release"] = SyncTracker._lock_release

@@ -50,13 +50,10 @@ __all__ = ["RaceDetector"]
 # position is the number of steps recorded when the access ran and sync the thread's
 # last synchronisation before it.
 _Record = tuple[int, int, Hashable, bool, bool, str, Site, int, SyncNote | None, str]
-_THREAD, _EPOCH = 0, 1
-
-
-def _races(rec: _Record, t: int, clock: VectorClock) -> bool:
-    """Whether ``rec`` (another thread's access) does not happen before ``t``'s now."""
-    u = rec[0]
-    return u != t and (u >= len(clock) or rec[1] > clock[u])
+# A record ``rec`` of thread ``u = rec[0]`` races with an access by thread ``t`` whose
+# vector clock is ``clock`` when ``u != t and (u >= len(clock) or rec[1] > clock[u])``:
+# another thread's access that does not happen before it (written out where used:
+# this is the hot path).
 
 
 class _Target:
@@ -81,30 +78,41 @@ class _Target:
         """The recorded accesses that conflict with this one and do not happen before it,
         in the order a report prefers them (usually none: the list is then empty)."""
         found: list[_Record] = []
+        n = len(clock)
         if not whole:
             rec = self.writes.get(slot)
-            if rec is not None and _races(rec, t, clock):
+            if rec is not None and rec[0] != t and (rec[0] >= n or rec[1] > clock[rec[0]]):
                 found.append(rec)
             if write:
                 reads = self.reads.get(slot)
                 if reads:
-                    found.extend(r for r in reads.values() if _races(r, t, clock))
+                    for rec in reads.values():
+                        u = rec[0]
+                        if u != t and (u >= n or rec[1] > clock[u]):
+                            found.append(rec)
             rec = self.w_all
-            if rec is not None and _races(rec, t, clock):
+            if rec is not None and rec[0] != t and (rec[0] >= n or rec[1] > clock[rec[0]]):
                 found.append(rec)
-            if (write or reorder) and self.r_all:
-                found.extend(r for r in self.r_all.values() if _races(r, t, clock))
+            if write or reorder:
+                for rec in self.r_all.values():
+                    u = rec[0]
+                    if u != t and (u >= n or rec[1] > clock[u]):
+                        found.append(rec)
         else:
-            if self.w_any:
-                found.extend(r for r in self.w_any.values() if _races(r, t, clock))
-            if write and self.r_any:
-                found.extend(r for r in self.r_any.values() if _races(r, t, clock))
+            for rec in self.w_any.values():
+                u = rec[0]
+                if u != t and (u >= n or rec[1] > clock[u]):
+                    found.append(rec)
+            if write:
+                for rec in self.r_any.values():
+                    u = rec[0]
+                    if u != t and (u >= n or rec[1] > clock[u]):
+                        found.append(rec)
         return found
 
-    def record(  # noqa: PLR0917 - the access's fields, unboxed on the hot path
-        self, rec: _Record, slot: Hashable, whole: bool, attr: bool, write: bool, reorder: bool
-    ) -> None:
-        """Keep ``rec`` (by thread ``rec[0]``) as the latest access of its kind."""
+    def record(self, rec: _Record, slot: Hashable, whole: bool, write: bool, reorder: bool) -> None:
+        """Keep ``rec`` (by thread ``rec[0]``) as the latest access of its kind (a
+        container's: ``RaceDetector.check`` keeps an instance's attributes itself)."""
         t = rec[0]
         if whole:
             if write:
@@ -118,18 +126,16 @@ class _Target:
         elif write:
             self.writes[slot] = rec
             self.reads.pop(slot, None)
-            if not attr:  # an instance has no whole-container access to check them
-                self.w_any[t] = rec
+            self.w_any[t] = rec
         else:
             reads = self.reads.get(slot)
             if reads is None:
                 self.reads[slot] = {t: rec}
             else:
                 reads[t] = rec
-            if not attr:
-                self.r_any[t] = rec
-                if reorder:
-                    self.w_any[t] = rec
+            self.r_any[t] = rec
+            if reorder:
+                self.w_any[t] = rec
 
 
 class RaceDetector:
@@ -179,8 +185,6 @@ class RaceDetector:
         if seen.get(key) == epoch:
             return  # checked already at this epoch: nothing new can race with it
         seen[key] = epoch
-        attr = shadow.shape == "attr"
-        whole = slot is WHOLE and not attr
         rec: _Record = (
             t,
             epoch,
@@ -193,10 +197,37 @@ class RaceDetector:
             sync.last_sync.get(t),
             lt.name,
         )
-        racing = target.racing(slot, whole, write, reorder, t, clock)
+        if shadow.shape != "attr":
+            whole = slot is WHOLE
+            racing = target.racing(slot, whole, write, reorder, t, clock)
+            if racing:
+                self._report(lt, shadow, rec, racing)
+            target.record(rec, slot, whole, write, reorder)
+            return
+        # An attribute (the common case, inlined): its last write, and for a write the
+        # reads since; an instance has no whole-container accesses.
+        racing = []
+        last = target.writes.get(slot)
+        if last is not None:
+            u = last[0]
+            if u != t and (u >= len(clock) or last[1] > clock[u]):
+                racing.append(last)
+        if write:
+            reads = target.reads.pop(slot, None)
+            if reads:
+                for r in reads.values():
+                    u = r[0]
+                    if u != t and (u >= len(clock) or r[1] > clock[u]):
+                        racing.append(r)
+            target.writes[slot] = rec
+        else:
+            reads = target.reads.get(slot)
+            if reads is None:
+                target.reads[slot] = {t: rec}
+            else:
+                reads[t] = rec
         if racing:
             self._report(lt, shadow, rec, racing)
-        target.record(rec, slot, whole, attr, write, reorder)
 
     def _report(
         self, lt: LogicalThread, shadow: Shadow, rec: _Record, racing: list[_Record]

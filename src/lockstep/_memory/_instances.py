@@ -132,19 +132,26 @@ def tracked_instance_class(cls: Any) -> type:
         return base_getattribute(self, name)
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
-        if name[:2] != "__":
-            found = active_run(self)
-            if found is not None:
-                memory, lt, shadow = found
-                if kind_of(name) != _DESCRIPTOR:
-                    if memory.detector is not None and not shadow.benign:
+        lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
+        if lt is not None and name[:2] != "__":
+            run = lt.run
+            memory: MemoryState | None = run.memory
+            if memory is not None and not memory.busy and not run.in_invariant:
+                shadow = memory.shadows.get(id(self))
+                if shadow is not None:
+                    kind = kinds.get(name)
+                    if kind is None:
+                        kind = kind_of(name)
+                    if kind == _DESCRIPTOR:
+                        pass  # a property's setter: its own accesses are tracked
+                    elif memory.detector is not None and not shadow.benign:
                         memory.detector.check(lt, shadow, name, True, "write", False, 1)
                     else:
                         memory.access(lt, shadow, True, name, "write")
-                if isinstance(value, CONTAINER_TYPES):
-                    value = adopt_value(
-                        memory, shadow.name, name, shadow.benign_reason(name), value
-                    )
+                    if isinstance(value, CONTAINER_TYPES):
+                        value = adopt_value(
+                            memory, shadow.name, name, shadow.benign_reason(name), value
+                        )
         base_setattr(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:

@@ -9,6 +9,7 @@ together.
 from __future__ import annotations
 
 import enum
+import functools
 import queue as _real_queue
 import threading as _real_threading
 import types
@@ -61,6 +62,7 @@ def _refuse(x: object, reason: str) -> InvalidArgument:
     return InvalidArgument(f"watch() cannot track {describe_object(x)}: {reason}. {_SUPPORTS}.")
 
 
+@functools.cache
 def _sync_types() -> tuple[type, ...]:
     from lockstep._barrier import Barrier  # noqa: PLC0415
     from lockstep._primitives import Thread, _Bound  # noqa: PLC0415
@@ -88,9 +90,15 @@ def _is_frozen(cls: type) -> bool:
     return setattr_qualname == "_frozen_setattrs"  # attrs' frozen classes
 
 
+_TRACKABLE: set[type] = set()  # classes whose instances passed _check_instance
+
+
 def _check_instance(x: object) -> None:
-    """Raise InvalidArgument when ``x`` is not an instance watch can track."""
+    """Raise InvalidArgument when ``x`` is not an instance watch can track (what is
+    checked depends on its class only: a class that passed is remembered)."""
     cls = type(x)
+    if cls in _TRACKABLE:
+        return
     if isinstance(x, type):
         raise _refuse(x, "it is a class; watch its instances (class attributes are not tracked)")
     if isinstance(x, types.ModuleType):
@@ -131,6 +139,7 @@ def _check_instance(x: object) -> None:
             "instance's class to a tracking subclass, which needs a __dict__ (add '__dict__' "
             "to __slots__, or watch the containers it holds where they are created)",
         )
+    _TRACKABLE.add(cls)
 
 
 def declared_benign(cls: type) -> dict[str, str]:
