@@ -50,7 +50,7 @@ import attrs
 
 from lockstep._trace import OpDescriptor, PrimitiveId
 
-__all__ = ["ACQUIRES", "RELEASES", "SyncEvent", "SyncNote", "SyncTracker", "VectorClock", "join"]
+__all__ = ["ACQUIRES", "RELEASES", "SyncEvent", "SyncTracker", "VectorClock", "join"]
 
 VectorClock = list[int]
 """A vector clock: component ``t`` is thread t's epoch (threads are indexed from 0)."""
@@ -94,10 +94,6 @@ _LOCKING = frozenset(
 )
 
 
-SyncNote = tuple[int, OpDescriptor]
-"""(step index, operation) of a thread's last synchronisation (a SyncEvent when read)."""
-
-
 _SYNC_KINDS = ACQUIRES | RELEASES | {"Thread.start"}  # the steps that apply() reads
 
 
@@ -124,9 +120,8 @@ class SyncEvent:
         return f"{self.kind} {self.label} at {self.location} (step {self.step})"
 
     @classmethod
-    def of(cls, note: SyncNote) -> SyncEvent:
-        """The event a :data:`SyncNote` records."""
-        step, op = note
+    def of(cls, step: int, op: OpDescriptor) -> SyncEvent:
+        """The synchronisation that step ``step`` (which did ``op``) made."""
         return cls(step, op.kind, op.label, op.location)
 
 
@@ -135,20 +130,37 @@ class SyncTracker:
 
     def __init__(self) -> None:
         self.threads: dict[int, VectorClock] = {}
-        self.primitives: dict[Hashable, VectorClock] = {}
-        self.last_sync: dict[int, SyncNote] = {}  # read with SyncEvent.of
+        # Primitives are keyed by a number per distinct resource (their PrimitiveIds
+        # hash in Python, which would cost more than the rest of a step).
+        self.primitives: dict[int, VectorClock] = {}
+        self._numbers: dict[Hashable, int] = {}
+        self._by_id: dict[int, tuple[Hashable, int]] = {}
+        self.last_sync: dict[int, int] = {}  # thread -> step (SyncEvent.of describes it)
         self._spawned: dict[int, VectorClock] = {}
         self._next_child = 1
         self.cursor = 0  # rows applied so far
         # Lock ownership as the steps show it: lock -> (owner, recursion count); the
-        # counts a Condition wait saved, by (thread, lock); locks held per thread.
-        self._owners: dict[Hashable, tuple[int, int]] = {}
-        self._saved: dict[tuple[int, Hashable], int] = {}
-        self._held: dict[int, int] = {}
+        # counts a Condition wait saved, by (thread, lock).
+        self._owners: dict[int, tuple[int, int]] = {}
+        # lock -> the thread whose clock the lock's clock was copied from at its last
+        # release (that thread's clock only grows: its next acquire joins nothing).
+        self._copy_of: dict[int, int] = {}
+        self._saved: dict[tuple[int, int], int] = {}
+
+    def number(self, resource: Hashable) -> int:
+        """The number standing for ``resource`` (equal resources get the same one)."""
+        entry = self._by_id.get(id(resource))
+        if entry is not None and entry[0] is resource:
+            return entry[1]
+        number = self._numbers.get(resource)
+        if number is None:
+            number = self._numbers[resource] = len(self._numbers)
+        self._by_id[id(resource)] = (resource, number)  # keeps it alive: its id stays its
+        return number
 
     def holds_lock(self, thread: int) -> bool:
         """Whether ``thread`` holds a Lock or RLock (as of the last step applied)."""
-        return self._held.get(thread, 0) > 0
+        return any(owner == thread for owner, _ in self._owners.values())
 
     def catch_up(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Apply the steps recorded since the last call (``rows``: the run's step rows,
@@ -165,43 +177,51 @@ class SyncTracker:
 
     def _lock_acquire(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
         """``Lock.acquire`` (the most common step: :meth:`apply` written out for it)."""
-        key = op.resource
-        if type(key) is not PrimitiveId:
+        resource = op.resource
+        if type(resource) is not PrimitiveId:
             self.apply(index, thread, op, choice)
             return
+        entry = self._by_id.get(id(resource))
+        key = entry[1] if entry is not None and entry[0] is resource else self.number(resource)
         if choice != "run" or key in self._owners:
             return  # a timeout fired, or acquire(blocking=False) on a held lock failed
         self._owners[key] = (thread, 1)
-        self._held[thread] = self._held.get(thread, 0) + 1
         vc = self.threads.get(thread)
         if vc is None:
             vc = self._start(thread)
         released = self.primitives.get(key)
-        if released is not None:
+        if released is not None and self._copy_of.get(key) != thread:
             join(vc, released)
-        self.last_sync[thread] = (index, op)
+        self.last_sync[thread] = index
 
     def _lock_release(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
         """``Lock.release`` (:meth:`apply` written out for it)."""
-        key = op.resource
-        if type(key) is not PrimitiveId:
+        resource = op.resource
+        if type(resource) is not PrimitiveId:
             self.apply(index, thread, op, choice)
             return
+        entry = self._by_id.get(id(resource))
+        key = entry[1] if entry is not None and entry[0] is resource else self.number(resource)
         owner = self._owners.pop(key, None) if choice == "run" else None
         if owner is None:
             return  # RuntimeError: release of an unlocked lock
-        holder = owner[0]
-        self._held[holder] = self._held.get(holder, 1) - 1
         vc = self.threads.get(thread)
         if vc is None:
             vc = self._start(thread)
-        released = self.primitives.get(key)
-        if released is None:
+        if owner[0] == thread:
+            # It joined the lock's clock when it acquired it and held it since, so
+            # its clock covers the lock's: the join is a copy (FastTrack's rule).
             self.primitives[key] = list(vc)
-        else:
-            join(released, vc)
+            self._copy_of[key] = thread
+        else:  # released by another thread than the one that acquired it
+            released = self.primitives.get(key)
+            if released is None:
+                self.primitives[key] = list(vc)
+            else:
+                join(released, vc)
+            self._copy_of.pop(key, None)
         vc[thread] += 1
-        self.last_sync[thread] = (index, op)
+        self.last_sync[thread] = index
 
     def clock(self, thread: int) -> VectorClock:
         """Thread ``thread``'s current vector clock (created at its first step)."""
@@ -230,25 +250,26 @@ class SyncTracker:
         if kind in ACQUIRES:
             if choice != "run":
                 return
-            for key in _keys(op.resource):
+            for key in self._numbered(op.resource):
                 released = self.primitives.get(key)
                 if released is not None:
                     join(vc, released)
-            self.last_sync[thread] = (index, op)
+            self.last_sync[thread] = index
         elif kind in RELEASES:
-            for key in _keys(op.resource):
+            for key in self._numbered(op.resource):
                 target = self.primitives.get(key)
                 if target is None:
                     self.primitives[key] = list(vc)
                 else:
                     join(target, vc)
+                self._copy_of.pop(key, None)
             vc[thread] += 1
-            self.last_sync[thread] = (index, op)
+            self.last_sync[thread] = index
         elif kind == "Thread.start":
             self._spawned[self._next_child] = list(vc)
             self._next_child += 1
             vc[thread] += 1
-            self.last_sync[thread] = (index, op)
+            self.last_sync[thread] = index
 
     def _lock_step(self, thread: int, kind: str, op: OpDescriptor, choice: str) -> bool:
         """Follow a Lock/RLock/Condition step's ownership change; False when it
@@ -256,7 +277,7 @@ class SyncTracker:
         unlocked lock, a timed-out acquire)."""
         if choice != "run":
             return False
-        keys = _keys(op.resource)
+        keys = self._numbered(op.resource)
         if len(keys) != 1:
             return True
         key = keys[0]
@@ -264,7 +285,6 @@ class SyncTracker:
         if kind in ("Lock.acquire", "RLock.acquire"):
             if owner is None:
                 self._owners[key] = (thread, 1)
-                self._held[thread] = self._held.get(thread, 0) + 1
                 return True
             if owner[0] == thread and kind == "RLock.acquire":
                 self._owners[key] = (thread, owner[1] + 1)
@@ -273,7 +293,6 @@ class SyncTracker:
         if kind == "Condition.reacquire":
             count = self._saved.pop((thread, key), 1)
             self._owners[key] = (thread, count)
-            self._held[thread] = self._held.get(thread, 0) + 1
             return True
         if owner is None:
             return False  # RuntimeError: release of an unlocked lock
@@ -282,20 +301,17 @@ class SyncTracker:
             self._owners[key] = (holder, count - 1)
             return True
         del self._owners[key]
-        self._held[holder] = self._held.get(holder, 1) - 1
         if kind == "Condition.wait":
             self._saved[(thread, key)] = count
         return True
 
-
-def _keys(resource: Hashable | None) -> tuple[Hashable, ...]:
-    if resource is None:
-        return ()
-    if type(resource) is tuple:
-        return resource
-    if isinstance(resource, tuple):
-        return tuple(resource)
-    return (resource,)
+    def _numbered(self, resource: Hashable | None) -> tuple[int, ...]:
+        """The numbers of the primitives a step's resource names (a tuple names several)."""
+        if resource is None:
+            return ()
+        if isinstance(resource, tuple):
+            return tuple(self.number(r) for r in resource)
+        return (self.number(resource),)
 
 
 _Handler = Callable[[SyncTracker, int, int, OpDescriptor, str], None]

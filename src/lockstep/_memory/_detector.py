@@ -31,13 +31,14 @@ a report, and the vector clocks are read from the scheduler's step rows.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from lockstep._memory._clocks import SyncEvent, SyncNote, SyncTracker, VectorClock
+from lockstep._memory._clocks import SyncEvent, SyncTracker, VectorClock
 from lockstep._memory._locations import WHOLE, Access
 from lockstep._memory._report import DataRace, RaceAccess
-from lockstep._memory._where import Site, access_site, site_text
+from lockstep._memory._where import USER_CODE, Site, site_of, site_text
 
 if TYPE_CHECKING:
     from lockstep._memory._state import Shadow
@@ -45,11 +46,13 @@ if TYPE_CHECKING:
 
 __all__ = ["RaceDetector"]
 
+_getframe = sys._getframe
+
 # One recorded access (what a later conflicting access is compared with), a tuple:
 # (thread, epoch, slot, write, reorder, op, site, position, sync, thread name), where
-# position is the number of steps recorded when the access ran and sync the thread's
-# last synchronisation before it.
-_Record = tuple[int, int, Hashable, bool, bool, str, Site, int, SyncNote | None, str]
+# position is the number of steps recorded when the access ran and sync the step of
+# the thread's last synchronisation before it.
+_Record = tuple[int, int, Hashable, bool, bool, str, Site, int, int | None, str]
 # A record ``rec`` of thread ``u = rec[0]`` races with an access by thread ``t`` whose
 # vector clock is ``clock`` when ``u != t and (u >= len(clock) or rec[1] > clock[u])``:
 # another thread's access that does not happen before it (written out where used:
@@ -63,7 +66,8 @@ class _Target:
 
     def __init__(self) -> None:
         # (thread, slot, write, reorder) -> the epoch of its last check: the same
-        # access again at the same epoch adds nothing (FastTrack's same-epoch fast path).
+        # access again at the same epoch adds nothing (FastTrack's same-epoch fast path;
+        # containers only: for an attribute its records say it).
         self.seen: dict[tuple[int, Hashable, bool, bool], int] = {}
         self.writes: dict[Hashable, _Record] = {}
         self.reads: dict[Hashable, dict[int, _Record]] = {}
@@ -143,11 +147,12 @@ class RaceDetector:
 
     def __init__(self, run: Run) -> None:
         self.run = run
+        self.rows = run._rows  # the scheduler's step rows (one list for the whole run)
         self.sync = SyncTracker()
 
     def holds_lock(self, lt: LogicalThread) -> bool:
         """Whether ``lt`` holds a Lock or RLock now."""
-        rows = self.run._rows
+        rows = self.rows
         if self.sync.cursor != len(rows):
             self.sync.catch_up(rows)
         return self.sync.holds_lock(lt.index)
@@ -167,9 +172,8 @@ class RaceDetector:
         ``depth``: the frames between this call and the code that made the access (1
         when the tracked method calls this directly), so that its site is found cheaply.
         """
-        run = self.run
         sync = self.sync
-        rows = run._rows
+        rows = self.rows
         if sync.cursor != len(rows):
             sync.catch_up(rows)
         t = lt.index
@@ -180,11 +184,35 @@ class RaceDetector:
         target: _Target | None = shadow.races
         if target is None:
             target = shadow.races = _Target()
-        key = (t, slot, write, reorder)
-        seen = target.seen
-        if seen.get(key) == epoch:
-            return  # checked already at this epoch: nothing new can race with it
-        seen[key] = epoch
+        attr = shadow.shape == "attr"
+        if attr:
+            # The same access again at the same epoch adds nothing (FastTrack's
+            # same-epoch fast path), read from the records themselves.
+            if write:
+                last = target.writes.get(slot)
+                if last is not None and last[0] == t and last[1] == epoch:
+                    return
+            else:
+                reads = target.reads.get(slot)
+                if reads is not None:
+                    last = reads.get(t)
+                    if last is not None and last[1] == epoch:
+                        return
+        else:
+            key = (t, slot, write, reorder)
+            seen = target.seen
+            if seen.get(key) == epoch:
+                return
+            seen[key] = epoch
+        try:
+            frame = _getframe(depth + 1)  # the code that made the access, normally
+        except ValueError:  # called from C at the bottom of a thread's stack
+            frame = _getframe(depth)
+        code = frame.f_code
+        if USER_CODE.get(id(code)) is code:
+            site: Site = (code, frame.f_lasti)
+        else:
+            site = site_of(frame)  # lockstep or the standard library: walk down
         rec: _Record = (
             t,
             epoch,
@@ -192,12 +220,12 @@ class RaceDetector:
             write,
             reorder,
             op,
-            access_site(depth + 2),  # access_site, this, then depth frames: the code
+            site,
             len(rows),
             sync.last_sync.get(t),
             lt.name,
         )
-        if shadow.shape != "attr":
+        if not attr:
             whole = slot is WHOLE
             racing = target.racing(slot, whole, write, reorder, t, clock)
             if racing:
@@ -281,7 +309,7 @@ def _side(run: Run, access: Access, rec: _Record) -> RaceAccess:
         location=access.location_text(),
         code=site_text(rec[6]),
         step=step,
-        last_sync=None if sync is None else SyncEvent.of(sync).describe(),
+        last_sync=None if sync is None else SyncEvent.of(sync, steps[sync].op).describe(),
         switch=switch,
     )
 

@@ -41,9 +41,10 @@ __all__ = ["base_class", "is_tracked_instance", "tracked_instance_class"]
 
 # How an attribute name resolves on the class (cached per tracked class).
 _PLAIN = 0  # a value, a __slots__ member, or nothing: tracked
-_DESCRIPTOR = 1  # a data descriptor (property...): its code is tracked, not the name
+_CACHED = 1  # functools.cached_property: a write when it computes, then a read
 _METHOD = 2  # a non-data descriptor (function, classmethod...): tracked only if shadowed
-_CACHED = 3  # functools.cached_property: a write when it computes, then a read
+_DESCRIPTOR = 3  # a data descriptor (property...): its code is tracked, not the name
+_DUNDER = 4  # __dict__, __class__...: never tracked
 
 _TRACKED: dict[type, type] = {}
 _BASE_OF: dict[type, type] = {}
@@ -60,6 +61,8 @@ def base_class(cls: type) -> type:
 
 
 def _attribute_kind(cls: type, name: str) -> int:
+    if name[:2] == "__":
+        return _DUNDER
     for klass in cls.__mro__:
         if name in klass.__dict__:
             attr = klass.__dict__[name]
@@ -104,14 +107,15 @@ def tracked_instance_class(cls: Any) -> type:
         return kind
 
     def __getattribute__(self: Any, name: str) -> Any:
-        if name[:2] == "__":
-            return base_getattribute(self, name)
-        # The class-level answer first (cached): method and property lookups, most of
-        # the attribute reads of typical code, are not accesses and skip the run lookup.
+        # The class-level answer first (cached): dunders, method and property lookups,
+        # most of the attribute reads of typical code, are not accesses and skip the
+        # run lookup.
         kind = kinds.get(name)
         if kind is None:
             kind = kind_of(name)
-        if kind == _DESCRIPTOR or (kind == _METHOD and not _in_dict(self, name)):
+        if kind != _PLAIN and (
+            kind >= _DESCRIPTOR or (kind == _METHOD and not _in_dict(self, name))
+        ):
             return base_getattribute(self, name)
         lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
         if lt is not None:
@@ -133,15 +137,15 @@ def tracked_instance_class(cls: Any) -> type:
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
-        if lt is not None and name[:2] != "__":
+        if lt is not None:
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kind_of(name)
             run = lt.run
             memory: MemoryState | None = run.memory
-            if memory is not None and not memory.busy and not run.in_invariant:
+            if kind != _DUNDER and memory is not None and not memory.busy and not run.in_invariant:
                 shadow = memory.shadows.get(id(self))
                 if shadow is not None:
-                    kind = kinds.get(name)
-                    if kind is None:
-                        kind = kind_of(name)
                     if kind == _DESCRIPTOR:
                         pass  # a property's setter: its own accesses are tracked
                     elif memory.detector is not None and not shadow.benign:
@@ -155,9 +159,9 @@ def tracked_instance_class(cls: Any) -> type:
         base_setattr(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        if name[:2] != "__":
+        if kind_of(name) < _DESCRIPTOR:
             found = active_run(self)
-            if found is not None and kind_of(name) != _DESCRIPTOR:
+            if found is not None:
                 memory, lt, shadow = found
                 memory.access(lt, shadow, True, name, "del")
         base_delattr(self, name)

@@ -323,8 +323,19 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
     if memory is None or memory.busy or run.in_invariant:
         return
     shadow = memory.shadows.get(id(obj))
-    if shadow is not None:
-        memory.access(lt, shadow, write, slot, op, reorder, 2)
+    if shadow is None:
+        return
+    detector = memory.detector
+    if detector is not None and not shadow.benign:
+        # MemoryState.access for a container access that is not a switch point
+        # (inlined: every tracked container method comes here).
+        if shadow.shape == "seq" or slot is WHOLE:
+            detector.check(lt, shadow, WHOLE, write, op, reorder, 2)
+            return
+        if type(slot) in _PLAIN_TYPES:
+            detector.check(lt, shadow, slot, write, op, reorder, 2)
+            return
+    memory.access(lt, shadow, write, slot, op, reorder, 2)
 
 
 def memory_of(run: Run) -> MemoryState:

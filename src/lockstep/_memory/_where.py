@@ -15,7 +15,15 @@ import sysconfig
 from types import CodeType
 from typing import Any
 
-__all__ = ["UNKNOWN_SITE", "Site", "access_site", "site_line", "site_text"]
+__all__ = [
+    "UNKNOWN_SITE",
+    "USER_CODE",
+    "Site",
+    "access_site",
+    "site_line",
+    "site_of",
+    "site_text",
+]
 
 _LOCKSTEP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
@@ -36,7 +44,12 @@ def _skipped(filename: str) -> bool:
     )
 
 
-_SKIPPED_CODE: dict[Any, bool] = {}
+USER_CODE: dict[int, CodeType] = {}
+"""id(code) -> code, for the code objects whose frames are *not* skipped (the code under
+test), filled by :func:`site_of`. A hot path tests ``USER_CODE.get(id(code)) is code``
+(hashing a code object hashes its contents, so it is looked up by identity; the
+value keeps the code alive, so its id is not reused)."""
+_SKIPPED_CODE: dict[int, CodeType] = {}  # the same, for the frames that are skipped
 
 
 def access_site(skip: int) -> Site:
@@ -52,14 +65,23 @@ def access_site(skip: int) -> Site:
         frame: Any = sys._getframe(skip)
     except ValueError:  # the stack is not that deep
         return UNKNOWN_SITE
+    return site_of(frame)
+
+
+def site_of(frame: Any) -> Site:
+    """The site of ``frame``, or of the first frame below it that is not skipped."""
+    user = USER_CODE
     skipped = _SKIPPED_CODE
     while frame is not None:
         code = frame.f_code
-        skip_it = skipped.get(code)
-        if skip_it is None:
-            skip_it = skipped[code] = _skipped(code.co_filename)
-        if not skip_it:
+        key = id(code)
+        if user.get(key) is code:
             return code, frame.f_lasti
+        if skipped.get(key) is not code:
+            if not _skipped(code.co_filename):
+                user[key] = code
+                return code, frame.f_lasti
+            skipped[key] = code
         frame = frame.f_back
     return UNKNOWN_SITE
 
