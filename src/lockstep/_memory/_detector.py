@@ -157,6 +157,103 @@ class RaceDetector:
             self.sync.catch_up(rows)
         return self.sync.holds_lock(lt.index)
 
+    # The two methods below are ``check`` for an attribute of a watched instance, written
+    # out for it (most watched accesses are attribute reads and writes): called
+    # directly by the instance's tracked ``__getattribute__``/``__setattr__``, whose
+    # caller made the access.
+
+    def read_attr(self, lt: LogicalThread, shadow: Shadow, name: str) -> None:
+        """``check(lt, shadow, name, False, "read", False, 1)``, faster."""
+        sync = self.sync
+        rows = self.rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
+        t = lt.index
+        clock = sync.threads.get(t)
+        if clock is None:
+            clock = sync.clock(t)
+        epoch = clock[t]
+        target: _Target | None = shadow.races
+        if target is None:
+            target = shadow.races = _Target()
+        reads = target.reads.get(name)
+        if reads is not None:
+            last = reads.get(t)
+            if last is not None and last[1] == epoch:
+                return  # read already at this epoch
+        frame = _getframe(2)
+        code = frame.f_code
+        site = (code, frame.f_lasti) if USER_CODE.get(id(code)) is code else site_of(frame)
+        rec = (
+            t,
+            epoch,
+            name,
+            False,
+            False,
+            "read",
+            site,
+            len(rows),
+            sync.last_sync.get(t),
+            lt.name,
+        )
+        if reads is None:
+            target.reads[name] = {t: rec}
+        else:
+            reads[t] = rec
+        last = target.writes.get(name)
+        if last is not None:
+            u = last[0]
+            if u != t and (u >= len(clock) or last[1] > clock[u]):
+                self._report(lt, shadow, rec, [last])
+
+    def write_attr(self, lt: LogicalThread, shadow: Shadow, name: str) -> None:
+        """``check(lt, shadow, name, True, "write", False, 1)``, faster."""
+        sync = self.sync
+        rows = self.rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
+        t = lt.index
+        clock = sync.threads.get(t)
+        if clock is None:
+            clock = sync.clock(t)
+        epoch = clock[t]
+        target: _Target | None = shadow.races
+        if target is None:
+            target = shadow.races = _Target()
+        writes = target.writes
+        last = writes.get(name)
+        if last is not None and last[0] == t and last[1] == epoch:
+            return  # written already at this epoch
+        frame = _getframe(2)
+        code = frame.f_code
+        site = (code, frame.f_lasti) if USER_CODE.get(id(code)) is code else site_of(frame)
+        rec = (
+            t,
+            epoch,
+            name,
+            True,
+            False,
+            "write",
+            site,
+            len(rows),
+            sync.last_sync.get(t),
+            lt.name,
+        )
+        writes[name] = rec
+        racing = []
+        if last is not None:
+            u = last[0]
+            if u != t and (u >= len(clock) or last[1] > clock[u]):
+                racing.append(last)
+        reads = target.reads.pop(name, None)
+        if reads:
+            for r in reads.values():
+                u = r[0]
+                if u != t and (u >= len(clock) or r[1] > clock[u]):
+                    racing.append(r)
+        if racing:
+            self._report(lt, shadow, rec, racing)
+
     def check(  # noqa: PLR0917 - the access's fields, passed on the hot path unboxed
         self,
         lt: LogicalThread,

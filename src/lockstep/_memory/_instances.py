@@ -130,7 +130,7 @@ def tracked_instance_class(cls: Any) -> type:
                         memory.access(lt, shadow, not cached_now, name, op)
                     elif memory.detector is not None and not shadow.benign:
                         # What MemoryState.access does for it (the hottest path: inlined).
-                        memory.detector.check(lt, shadow, name, False, "read", False, 1)
+                        memory.detector.read_attr(lt, shadow, name)
                     else:
                         memory.access(lt, shadow, False, name, "read")
         return base_getattribute(self, name)
@@ -149,7 +149,7 @@ def tracked_instance_class(cls: Any) -> type:
                     if kind == _DESCRIPTOR:
                         pass  # a property's setter: its own accesses are tracked
                     elif memory.detector is not None and not shadow.benign:
-                        memory.detector.check(lt, shadow, name, True, "write", False, 1)
+                        memory.detector.write_attr(lt, shadow, name)
                     else:
                         memory.access(lt, shadow, True, name, "write")
                     if isinstance(value, CONTAINER_TYPES):
