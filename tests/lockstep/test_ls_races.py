@@ -718,3 +718,44 @@ def test_each_side_of_a_race_is_reported_at_the_line_that_made_it(name: str) -> 
         reported.add(int(line))
     assert reported <= _side_lines(first, second), (race.first.code, race.second.code)
     assert len(reported) == len(_side_lines(first, second)), reported
+
+
+def _released_by_another(releaser_writes: bool) -> Callable[[], None]:
+    """A Lock acquired by main and released by a worker (legal for a Lock): the
+    worker's release, not main's acquire, is what a later acquirer synchronises with."""
+
+    def scenario() -> None:
+        box = watch(Box())
+        lock = threading.Lock()
+        lock.acquire()
+        done = threading.Event()
+
+        def releaser() -> None:
+            if releaser_writes:
+                box.value = 1
+            lock.release()
+            done.set()
+
+        def reader() -> None:
+            with lock:
+                _ = box.value
+
+        ts = [lockstep.spawn(releaser), lockstep.spawn(reader)]
+        done.wait()
+        if not releaser_writes:
+            box.value = 1  # main wrote it, after its acquire: nothing orders it
+        for t in ts:
+            t.join()
+
+    return scenario
+
+
+def test_a_lock_released_by_another_thread_orders_what_that_thread_did() -> None:
+    """The releaser's write happens before the next acquirer's read (no race); a write
+    by the thread that acquired the lock but did not release it is unordered."""
+    ordered = _dpor(_released_by_another(releaser_writes=True))
+    assert ordered.failure is None, ordered.failure
+    assert ordered.exhausted
+    unordered = _dpor(_released_by_another(releaser_writes=False))
+    assert unordered.failure is not None
+    assert unordered.failure.kind == "data-race", unordered.failure

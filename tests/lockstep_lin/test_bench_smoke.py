@@ -42,6 +42,7 @@ def test_quick_run_has_every_table(capsys: pytest.CaptureFixture[str]) -> None:
         assert modes["watched, races off"]["dpor"]["kind"] == "exception"
         assert modes["unwatched"]["dpor"]["kind"] is None
     assert result["watch_overhead"]["ratio"] > 0
+    assert result["watch_overhead"]["ratio_races_off_per_step"] > 0
     for row in result["dpor_vs_traces"].values():
         assert row["complete"] == row["traces"]
     assert bench_lockstep.main(["--quick"]) == 0
