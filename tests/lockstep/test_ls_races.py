@@ -427,9 +427,9 @@ def test_races_off_finds_what_the_race_leads_to() -> None:
 
         def add(lock: Any) -> None:
             with lock:
-                if "X" not in models:
+                if "X" not in models:  # races off
                     loads.append(1)
-                    models["X"] = "new"
+                    models["X"] = "new"  # races off
 
         ts = [lockstep.spawn(add, a), lockstep.spawn(add, b)]
         for t in ts:
@@ -442,6 +442,17 @@ def test_races_off_finds_what_the_race_leads_to() -> None:
     assert "loaded 2 times" in result.failure.message
     assert not result.failure.schedule.races
     assert replay(double_add, result.failure.schedule).failure is not None
+    # Each access step is placed at the line that made it.
+    here = __file__.replace("\\", "/")
+    placed = {
+        (step.op.kind, step.op.location.replace("\\", "/"))
+        for step in result.failure.trace.steps
+        if step.op.kind in ("read", "write")
+    }
+    read_line = _line('if "X" not in models:  # races off')
+    write_line = _line('models["X"] = "new"  # races off')
+    assert ("read", f"{here}:{read_line}") in placed, placed
+    assert ("write", f"{here}:{write_line}") in placed, placed
 
 
 # --- declared races -------------------------------------------------------------------------

@@ -181,6 +181,13 @@ class RaceDetector:
             last = reads.get(t)
             if last is not None and last[1] == epoch:
                 return  # read already at this epoch
+        else:
+            last = target.writes.get(name)
+            if last is not None and last[0] == t and last[1] == epoch:
+                # Written by this thread at this epoch and not read since: whatever
+                # conflicts with this read conflicts with that write, at the same
+                # epoch, and a report names the write first anyway.
+                return
         frame = _getframe(2)
         code = frame.f_code
         site = (code, frame.f_lasti) if USER_CODE.get(id(code)) is code else site_of(frame)
@@ -197,10 +204,10 @@ class RaceDetector:
             lt.name,
         )
         if reads is None:
-            target.reads[name] = {t: rec}
+            target.reads[name] = {t: rec}  # ``last`` is the write already
         else:
             reads[t] = rec
-        last = target.writes.get(name)
+            last = target.writes.get(name)
         if last is not None:
             u = last[0]
             if u != t and (u >= len(clock) or last[1] > clock[u]):

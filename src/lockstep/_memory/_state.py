@@ -50,7 +50,7 @@ from typing import Any, Literal
 from lockstep._memory._classes import set_class
 from lockstep._memory._detector import RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
-from lockstep._memory._where import access_site, site_text
+from lockstep._memory._where import access_location
 from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
 from lockstep._trace import PrimitiveId
 
@@ -230,7 +230,7 @@ class MemoryState:
             ):
                 pass  # nothing ran since an access that covers this one
             elif _others_alive(run, lt):
-                where = site_text(access_site(depth + 2))
+                where = access_location(depth + 2)
                 run.switch(lt, access.mode, access, access.describe(), location=where)
                 self._last = (run.step, lt, access)
         if detector is not None:

@@ -19,6 +19,7 @@ __all__ = [
     "UNKNOWN_SITE",
     "USER_CODE",
     "Site",
+    "access_location",
     "access_site",
     "site_line",
     "site_of",
@@ -70,20 +71,37 @@ def access_site(skip: int) -> Site:
 
 def site_of(frame: Any) -> Site:
     """The site of ``frame``, or of the first frame below it that is not skipped."""
+    found = _user_frame(frame)
+    return UNKNOWN_SITE if found is None else (found.f_code, found.f_lasti)
+
+
+def _user_frame(frame: Any) -> Any:
+    """``frame`` or the first frame below it that is not skipped (None: none is)."""
     user = USER_CODE
     skipped = _SKIPPED_CODE
     while frame is not None:
         code = frame.f_code
         key = id(code)
         if user.get(key) is code:
-            return code, frame.f_lasti
+            return frame
         if skipped.get(key) is not code:
             if not _skipped(code.co_filename):
                 user[key] = code
-                return code, frame.f_lasti
+                return frame
             skipped[key] = code
         frame = frame.f_back
-    return UNKNOWN_SITE
+    return None
+
+
+def access_location(skip: int) -> str:
+    """``file:line`` of the code that made an access, now (for a switch point's label:
+    the frame's own line number, no line table read). ``skip`` as for
+    :func:`access_site`."""
+    try:
+        frame: Any = _user_frame(sys._getframe(skip))
+    except ValueError:
+        return "?"
+    return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def site_line(site: Site) -> int:
