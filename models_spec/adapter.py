@@ -235,6 +235,11 @@ class CoreAdapter:
     # core's private lock and cannot tell *which* thread holds it, so it is
     # exact only for sequential drivers; concurrent runs would see false alarms.
     observe_lru_lock: bool = False
+    # (stack, cache layer, innermost manager) of the last stack snapshotted; the stack
+    # is held so its id cannot be reused while the entry exists.
+    _last_layers: tuple[Any, Any, Any] | None = attrs.field(
+        default=None, init=False, repr=False, eq=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
@@ -283,8 +288,7 @@ class CoreAdapter:
 
     def snapshot(self, stack: Any) -> Snapshot:
         """Read the stack's state through its public introspection methods."""
-        cache = _find_cache(stack)
-        inner = _innermost(stack)
+        cache, inner = self._layers(stack)
         registered = {rid: inner[rid] for rid in list(inner.keys()) if rid in inner}
         return Snapshot(
             registered=registered,
@@ -296,6 +300,16 @@ class CoreAdapter:
             max_size=getattr(cache, "max_size", None),
             lru_lock_held=_lru_lock_held(cache) if self.observe_lru_lock else None,
         )
+
+    def _layers(self, stack: Any) -> tuple[Any, Any]:
+        """The stack's cache layer and innermost manager (looked up once per stack: the
+        layers `build` stacked never change; the snapshot runs at every step)."""
+        last = self._last_layers
+        if last is not None and last[0] is stack:
+            return last[1], last[2]
+        cache, inner = _find_cache(stack), _innermost(stack)
+        self._last_layers = (stack, cache, inner)
+        return cache, inner
 
     def patch_modules(self) -> Sequence[ModuleType]:
         """The core's `CONCURRENCY_MODULES`."""

@@ -264,24 +264,79 @@ def _overflow_slack(stack: Any) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-class _StateInvariants:
-    """The driver's per-step invariants as one lockstep invariant (see `Driver.state_checks`)."""
+def _same_state(a: Snapshot, b: Snapshot) -> bool:
+    """Whether two snapshots hold the same state for the per-step checks: the same
+    model *objects* under the same keys (identity, whatever the models' ``__eq__``)
+    and equal values everywhere else."""
+    if a is b:
+        return True
+    if (
+        a.lru != b.lru
+        or a.lifecycle != b.lifecycle
+        or a.pins != b.pins
+        or a.leases != b.leases
+        or a.in_flight_loads != b.in_flight_loads
+        or a.max_size != b.max_size
+        or a.lru_lock_held != b.lru_lock_held
+    ):
+        return False
+    ra, rb = a.registered, b.registered
+    if len(ra) != len(rb):
+        return False
+    return all(rb.get(key, _MISSING) is model for key, model in ra.items())
 
-    def __init__(self, driver: Driver, checks: tuple[Callable[[Snapshot], None], ...]) -> None:
+
+_MISSING: Final = object()
+
+
+_NOT_PURE: Final = object()
+"""Returned by a check whose verdict this time also depended on something outside
+the snapshot (I11's slack from the stack's statistics): not reusable."""
+
+
+class _StateInvariants:
+    """The driver's per-step invariants as one lockstep invariant (see `Driver.state_checks`).
+
+    `checks` are (check, memoizable) pairs run in order on one snapshot. A
+    memoizable check is a pure function of the snapshot's values and of the
+    driver's open lease blocks: when both are the same as at the last step where
+    every memoizable check held, it holds again and is not rerun (the snapshot
+    itself is still taken at every step). The others (the ghost's records,
+    lockstep's thread states, attributes of the registered models) run at every
+    step. So a violation is reported at exactly the step, and under exactly the
+    invariant id, where checking everything would report it
+    (tests/spec/test_state_memo.py).
+    """
+
+    def __init__(
+        self, driver: Driver, checks: tuple[tuple[Callable[[Snapshot], object], bool], ...]
+    ) -> None:
         self._driver = driver
         self._checks = checks
+        self._held: tuple[Snapshot, int] | None = None  # inputs on which the memoizable held
         self.__name__ = self.__qualname__ = "state invariants"
 
     def __call__(self) -> None:
-        snap = self._driver.step_snapshot()
-        for check in self._checks:
+        driver = self._driver
+        snap = driver.step_snapshot()
+        held = self._held
+        reuse = held is not None and held[1] == driver.lease_version and _same_state(held[0], snap)
+        memo_ok = True
+        for check, memoizable in self._checks:
+            if memoizable and reuse:
+                continue
             try:
-                check(snap)
+                outcome = check(snap)
             except InvariantSkipped:
                 continue
             except InvariantViolation as violation:
+                self._held = None
                 self.__name__ = self.__qualname__ = violation.invariant  # what lockstep reports
                 raise
+            if outcome is _NOT_PURE:
+                memo_ok = False
+        if not reuse:
+            self._held = (snap, driver.lease_version) if memo_ok else None
 
 
 class Driver:
@@ -310,6 +365,7 @@ class Driver:
         # Lease and acquire blocks between their entry call and their exit's
         # return, per resolved id: no lease may outlive them (I18).
         self.open_leases: dict[str, int] = {}
+        self.lease_version = 0  # bumped whenever open_leases changes (I18's memo)
         # Ghost timeline mark when a thread's acquire entered (its I16 range ends there).
         self._entered: dict[int, int] = {}
         self.timeouts = 0
@@ -366,32 +422,37 @@ class Driver:
         `Failure.invariant` is the id ("I4"), as for reported violations.
         """
         caps, ghost = self.caps, self.ghost
-        checks: list[Callable[[Snapshot], None]] = [
-            lambda snap: check_i2(None, ghost),
-            lambda snap: check_i13(snap if "leases" in caps else None, ghost),
-            lambda snap: check_i7(snap, ghost, quiescent=False),
+        # (check, memoizable): see _StateInvariants. The ghost's records, the lock
+        # probe and lockstep's thread states are read afresh at every step.
+        checks: list[tuple[Callable[[Snapshot], object], bool]] = [
+            (lambda snap: check_i2(None, ghost), False),
+            (lambda snap: check_i13(snap if "leases" in caps else None, ghost), False),
+            # I7 also reads an attribute of each registered model: not the snapshot alone.
+            (lambda snap: check_i7(snap, ghost, quiescent=False), False),
         ]
         if "lifecycle" in caps:
-            checks.append(lambda snap: check_i1(snap, ghost))
+            checks.append((lambda snap: check_i1(snap, ghost), True))
         if "lru" in caps:
-            checks.append(lambda snap: check_i4(snap, ghost, quiescent=False))
+            checks.append((lambda snap: check_i4(snap, ghost, quiescent=False), True))
         if "capacity" in caps:
             # An admission over capacity (only pinned or leased models left)
             # stays until the next cold add evicts; once the pin or lease is
             # gone it is no longer protected, so the counted overflows are slack.
-            checks.append(self._check_capacity)
+            checks.append((self._check_capacity, True))
         if ghost.lock_probe is not None:
-            checks.append(lambda snap: check_i14(None, ghost))
-        checks.append(lambda snap: check_i17(thread_states()))
+            checks.append((lambda snap: check_i14(None, ghost), False))
+        checks.append((lambda snap: check_i17(thread_states()), False))
         if "leases" in caps:
-            checks.append(lambda snap: check_i18(snap, self.open_leases))
+            checks.append((lambda snap: check_i18(snap, self.open_leases), True))
         return [_StateInvariants(self, tuple(checks))]
 
-    def _check_capacity(self, snap: Snapshot) -> None:
+    def _check_capacity(self, snap: Snapshot) -> object:
         try:
             check_i11(snap, self.ghost)
         except InvariantViolation:  # the slack costs a statistics() call: only when needed
             check_i11(snap, self.ghost, slack=_overflow_slack(self.stack))
+            return _NOT_PURE  # held thanks to the stack's counters, not the snapshot alone
+        return None
 
     # -- operations -------------------------------------------------------------------
 
@@ -546,6 +607,7 @@ class Driver:
         return token
 
     def _open_lease(self, resolved_id: str, delta: int) -> None:
+        self.lease_version += 1
         count = self.open_leases.get(resolved_id, 0) + delta
         if count:
             self.open_leases[resolved_id] = count
