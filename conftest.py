@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 pytest_plugins = ["pytester"]
@@ -38,3 +39,14 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 )
+
+
+@pytest.fixture(autouse=True)
+def _inner_runs_are_not_xdist_workers(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that runs pytest itself (``pytester``) runs a whole session of its own:
+    under xdist the worker's ``PYTEST_XDIST_WORKER`` would tell that session's
+    plugins it is a worker of this one."""
+    if "pytester" in request.fixturenames:
+        monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
