@@ -10,7 +10,11 @@ manager a factory per id.
 Run the demo with ``python3 -m examples.torch_model``: it writes three
 checkpoints to a temporary directory, loads them through
 ``WithFixedSizeCache(ModelManager(registry), max_size=2)``, leases one for
-inference, triggers an eviction and prints what happened.
+inference, triggers an eviction and prints what happened. Then
+:func:`weighted_demo` serves modules of very different sizes (about 1 KB to
+500 KB of parameters) through a cache bounded by bytes instead of a count
+(``max_weight=`` with ``weigher=torch_parameter_bytes``) and shows the
+budget holding while leases come and go.
 
 torch is imported here on purpose: examples may depend on optional
 packages, the core (``modelmanager``) keeps torch in one lazily imported
@@ -32,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from modelmanager import ModelManager, WithFixedSizeCache
+from modelmanager import ModelManager, WithFixedSizeCache, torch_parameter_bytes
 
 __all__ = [
     "CHECKPOINT_SUFFIX",
@@ -42,7 +46,11 @@ __all__ = [
     "checkpoint_path",
     "main",
     "save_checkpoint",
+    "weighted_demo",
 ]
+
+SIZED_MODELS = {"mlp/tiny": 32, "mlp/mid": 4096, "mlp/big": 16384}
+"""Ids of the weighted demo and their hidden width: ~1 KB, ~131 KB, ~524 KB of float32."""
 
 CHECKPOINT_SUFFIX = ".pt"
 
@@ -237,8 +245,56 @@ def _describe(cache: Any) -> str:
     return f"loaded={sorted(cache.keys())} lru(least recent first)={cache.lru_order()}"
 
 
+def weighted_demo(byte_budget: int = 600_000) -> list[str]:
+    """Serve modules of different sizes through a cache bounded by parameter bytes.
+
+    Returns the lines it prints: after each step, the models loaded, their
+    bytes and the total, which never stays above ``byte_budget`` once no
+    lease holds a model over it.
+    """
+    lines: list[str] = []
+
+    def report(step: str, cache: WithFixedSizeCache) -> None:
+        weights = cache.weights()
+        lines.append(
+            f"{step}: loaded={sorted(weights)} bytes={sum(weights.values())} "
+            f"(budget {byte_budget}) {weights}"
+        )
+        print(lines[-1])
+
+    with tempfile.TemporaryDirectory(prefix="torch-weighted-") as tmp:
+        for seed, (model_id, hidden) in enumerate(SIZED_MODELS.items()):
+            save_checkpoint(tmp, model_id, hidden=hidden, seed=seed)
+        cache = WithFixedSizeCache(
+            ModelManager(TorchModelRegistry(tmp)),
+            max_size=None,  # bounded by bytes only
+            max_weight=byte_budget,
+            weigher=torch_parameter_bytes,
+        )
+        cache.add_model("mlp/tiny")
+        cache.add_model("mlp/mid")
+        report("tiny and mid", cache)
+        with cache.acquire("mlp/mid") as mid:
+            mid.infer(torch.ones(1, 4))
+            # big does not fit next to mid: tiny (least recent) goes, then
+            # mid cannot (leased): big is kept over the budget until the
+            # lease ends, and then the cache evicts back within it.
+            cache.add_model("mlp/big")
+            report("big while mid is leased", cache)
+        report("after the lease on mid", cache)
+        cache.add_model("mlp/tiny")
+        report("tiny again", cache)
+        stats = cache.statistics()
+        lines.append(
+            f"evictions: capacity={stats.evictions_capacity} restore={stats.evictions_restore}"
+        )
+        print(lines[-1])
+        cache.clear()
+    return lines
+
+
 def main() -> int:
-    """The demo: three checkpoints, a cache of two, one lease, one eviction."""
+    """The demo: three checkpoints, a cache of two, one lease, one eviction; then by bytes."""
     with tempfile.TemporaryDirectory(prefix="torch-models-") as tmp:
         store = pathlib.Path(tmp, "store")  # stands in for a remote model store
         store.mkdir()
@@ -273,6 +329,8 @@ def main() -> int:
         print(f"statistics: {cache.statistics()}")
         cache.clear()  # removes with delete_from_disk=True; evictions keep the files
         print(f"after clear(): loaded={sorted(cache.keys())}, local={registry.local_ids()}")
+    print("a cache bounded by parameter bytes:")
+    weighted_demo()
     return 0
 
 

@@ -5,6 +5,7 @@ Only re-exports live here; see the modules for the contracts.
 
 from modelmanager.decorators.base import ModelManagerDecorator as ModelManagerDecorator
 from modelmanager.decorators.fixed_size_cache import WithFixedSizeCache as WithFixedSizeCache
+from modelmanager.errors import CacheFull as CacheFull
 from modelmanager.errors import InvalidArgument as InvalidArgument
 from modelmanager.errors import InvalidArgumentType as InvalidArgumentType
 from modelmanager.errors import LockTimeout as LockTimeout
@@ -18,6 +19,7 @@ from modelmanager.manager import ModelManager as ModelManager
 from modelmanager.memory import ScriptedMemoryProbe as ScriptedMemoryProbe
 from modelmanager.memory import default_memory_probe as default_memory_probe
 from modelmanager.memory_torch import TorchCudaMemoryProbe as TorchCudaMemoryProbe
+from modelmanager.memory_torch import torch_parameter_bytes as torch_parameter_bytes
 from modelmanager.protocols import ManagerLike as ManagerLike
 from modelmanager.protocols import MemoryProbe as MemoryProbe
 from modelmanager.protocols import Model as Model
@@ -28,6 +30,7 @@ from modelmanager.records import ModelDescription as ModelDescription
 from modelmanager.statistics import ManagerStatistics as ManagerStatistics
 
 CONCURRENCY_MODULES: tuple[str, ...] = (
+    "modelmanager._quiet_log",
     "modelmanager.decorators.fixed_size_cache",
     "modelmanager.leases",
     "modelmanager.lifecycle",
@@ -39,6 +42,7 @@ CONCURRENCY_MODULES: tuple[str, ...] = (
 
 __all__ = [
     "CONCURRENCY_MODULES",
+    "CacheFull",
     "InvalidArgument",
     "InvalidArgumentType",
     "LifecycleEntryInfo",
@@ -60,4 +64,5 @@ __all__ = [
     "UnsupportedOperation",
     "WithFixedSizeCache",
     "default_memory_probe",
+    "torch_parameter_bytes",
 ]

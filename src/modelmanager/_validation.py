@@ -24,6 +24,7 @@ __all__ = [
     "abbreviate_ids",
     "check_alias",
     "check_bool",
+    "check_choice",
     "check_fraction",
     "check_memory_probe",
     "check_model",
@@ -31,6 +32,7 @@ __all__ = [
     "check_positive_int",
     "check_registry",
     "check_timeout",
+    "check_weight",
 ]
 
 
@@ -159,6 +161,25 @@ def check_timeout(value: object, name: str) -> float:
             "pass a finite bound such as 60"
         )
     return as_float
+
+
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the str ``choices``."""
+    allowed = ", ".join(repr(choice) for choice in choices)
+    if not isinstance(value, str):
+        raise InvalidArgumentType(f"{name} must be one of {allowed} ({_got(value)})")
+    if value not in choices:
+        raise InvalidArgument(f"{name} must be one of {allowed} (got {abbreviate(value)})")
+    return value
+
+
+def check_weight(value: object, name: str) -> int:
+    """Return ``value`` if it is an int >= 0 (bool is rejected): a model's weight."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentType(f"{name} must be an int >= 0, e.g. bytes ({_got(value)})")
+    if value < 0:
+        raise InvalidArgument(f"{name} must be an int >= 0, e.g. bytes (got {abbreviate(value)})")
+    return value
 
 
 def check_fraction(value: object, name: str) -> float:

@@ -12,6 +12,7 @@ substituted for it (invariant I16).
 from __future__ import annotations
 
 __all__ = [
+    "CacheFull",
     "InvalidArgument",
     "InvalidArgumentType",
     "LockTimeout",
@@ -57,6 +58,20 @@ class LockTimeout(ModelManagerLockAcquisitionError, TimeoutError):
         super().__init__(f"timed out after {timeout:g} s waiting for {resource}")
         self.resource = resource
         self.timeout = timeout
+
+
+class CacheFull(ModelManagerError):
+    """A cold add was refused at once: every model in the cache is pinned or leased.
+
+    Raised only by a cache built with ``on_full="refuse"``; nothing changed.
+    Retryable: the cache has room again once a lease is given back or a model
+    unpinned (an inference server answers 503 with a retry hint).
+    ``model_id`` is the refused resolved id.
+    """
+
+    def __init__(self, model_id: str, message: str) -> None:
+        super().__init__(message)
+        self.model_id = model_id
 
 
 class InvalidArgument(ModelManagerError, ValueError):

@@ -1,8 +1,9 @@
-"""TorchCudaMemoryProbe: free GPU memory through ``torch.cuda``.
+"""torch for the core: free GPU memory (``TorchCudaMemoryProbe``) and model weights.
 
 This is the only module of the core that touches torch, and it imports torch
 lazily, on the first measurement, so ``import modelmanager`` stays cheap and
-works without torch installed.
+works without torch installed. :func:`torch_parameter_bytes` needs no import
+at all: it asks the module for its tensors.
 """
 
 from __future__ import annotations
@@ -13,7 +14,46 @@ from typing import Any
 
 from modelmanager.errors import InvalidArgumentType
 
-__all__ = ["TorchCudaMemoryProbe"]
+__all__ = ["TorchCudaMemoryProbe", "torch_parameter_bytes"]
+
+_MODULE_ATTRIBUTES = ("module", "model", "net", "network")
+
+
+def torch_parameter_bytes(resolved_id: str, model: object) -> int:
+    """A weigher for ``WithFixedSizeCache``: the bytes of a model's torch tensors.
+
+    Sums ``numel() * element_size()`` over the parameters and buffers of the
+    ``torch.nn.Module`` behind ``model``: the model itself when it has
+    ``parameters()``, else its first attribute among ``module``, ``model``,
+    ``net``, ``network`` that has. A tensor shared by two submodules counts
+    once. Raises :class:`InvalidArgumentType` naming the id when no module
+    is found (the cache then unloads the model again and the add fails).
+    """
+    module = model if callable(getattr(model, "parameters", None)) else None
+    for name in _MODULE_ATTRIBUTES:
+        if module is not None:
+            break
+        candidate = getattr(model, name, None)
+        if callable(getattr(candidate, "parameters", None)):
+            module = candidate
+    if module is None:
+        raise InvalidArgumentType(
+            f"torch_parameter_bytes cannot weigh model {resolved_id!r}: {type(model).__name__} "
+            f"is no torch module and has none as .{', .'.join(_MODULE_ATTRIBUTES)}; pass a "
+            "weigher that knows the model's size"
+        )
+    tensors: Any = module
+    seen: set[int] = set()
+    total = 0
+    buffers = tensors.buffers() if callable(getattr(tensors, "buffers", None)) else ()
+    for tensor in (*tensors.parameters(), *buffers):
+        pointer = tensor.data_ptr()
+        if pointer and pointer in seen:
+            continue
+        seen.add(pointer)
+        total += int(tensor.numel()) * int(tensor.element_size())
+    return total
+
 
 _UNSET: Any = object()
 

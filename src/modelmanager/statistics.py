@@ -23,13 +23,22 @@ class ManagerStatistics:
     * ``hits``: ``add_model`` calls that found the model already loaded.
     * ``removals``: models unloaded (explicit removes and evictions).
     * ``removal_failures``: removals whose ``clear_cache`` raised.
-    * ``evictions_capacity`` / ``evictions_memory``: evictions by cause
-      (each is also counted in ``removals``); ``eviction_failures``: evictions
-      that raised (the add that needed them failed).
+    * ``evictions_capacity`` / ``evictions_memory`` / ``evictions_restore``:
+      evictions by cause (each is also counted in ``removals``): to admit a
+      cold add, for memory pressure, and to bring the cache back within its
+      bound after a lease was given back, a model unpinned or a load
+      committed; ``eviction_failures``: evictions that raised (the add that
+      needed them failed).
     * ``lock_timeouts``: bounded waits that ran out (per-id locks, lease
       drains, the LRU lock, admission waits).
-    * ``pinned_overflow``: cold adds admitted over ``max_size`` because every
-      registered model was pinned or leased.
+    * ``pinned_overflow``: cold adds admitted over the bound (``max_size`` or
+      ``max_weight``) because every registered model was pinned or leased.
+    * ``full_waits``: cold adds that waited for a lease or pin to end (a full
+      cache with ``on_full="wait"``); ``full_refusals``: cold adds refused with
+      ``CacheFull`` (``on_full="refuse"``).
+    * ``restoration_failures``: attempts to bring the cache back within its
+      bound that stopped early (an unload failed or a wait timed out); the
+      models stay loaded.
     * ``memory_probe_errors``: probe calls that raised (treated as no pressure).
     * ``lifecycle_entries``: entries in the lifecycle table at snapshot time
       (0 whenever no operation is in flight).
@@ -42,16 +51,20 @@ class ManagerStatistics:
     removal_failures: int = 0
     evictions_capacity: int = 0
     evictions_memory: int = 0
+    evictions_restore: int = 0
     eviction_failures: int = 0
     lock_timeouts: int = 0
     pinned_overflow: int = 0
+    full_waits: int = 0
+    full_refusals: int = 0
+    restoration_failures: int = 0
     memory_probe_errors: int = 0
     lifecycle_entries: int = 0
 
     @property
     def evictions(self) -> int:
         """All evictions, whatever the cause."""
-        return self.evictions_capacity + self.evictions_memory
+        return self.evictions_capacity + self.evictions_memory + self.evictions_restore
 
     def __add__(self, other: ManagerStatistics) -> ManagerStatistics:
         """Field-wise sum (used to merge a decorator's counters into its inner's)."""

@@ -126,14 +126,14 @@ def test_pin_on_add_is_atomic_with_success(registry: FakeRegistry) -> None:
 def test_only_pinned_left_overflows_with_warning(
     registry: FakeRegistry, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """When only pinned models remain, the add proceeds over capacity, logged and counted."""
-    cache = make_cache(registry, max_size=1)
+    """on_full="proceed": when only pinned models remain, the add proceeds over capacity."""
+    cache = make_cache(registry, max_size=1, on_full="proceed")
     cache.add_model("a", pin=True)
     with caplog.at_level(logging.WARNING, logger="modelmanager.decorators.fixed_size_cache"):
         cache.add_model("b")
     assert cache.lru_order() == ["a", "b"]
     assert cache.statistics().pinned_overflow == 1
-    assert "over max_size=1" in caplog.text
+    assert "over the bound (max_size=1)" in caplog.text
     cache.add_model("c")  # b is evictable again
     assert cache.lru_order() == ["a", "c"]
 
@@ -173,11 +173,15 @@ def test_failed_eviction_keeps_positions(registry: FakeRegistry) -> None:
 
 def test_failed_eviction_keeps_earlier_victims_evicted(registry: FakeRegistry) -> None:
     """LRU [A, P(pinned), C], two victims needed: A goes, C fails -> [P, C] (I6)."""
-    cache = make_cache(registry, max_size=2)
-    with cache.acquire("a"), cache.acquire("p"):
-        cache.add_model("c")  # over capacity: a and p are leased
+    cache = make_cache(registry, max_size=2, on_full="proceed")
+    cache.add_model("a", pin=True)
+    cache.add_model("p", pin=True)
+    cache.add_model("c")  # over capacity: a and p are pinned
+    registry.clear_errors["a"] = RuntimeError("a busy")
+    cache.unpin_model("a")  # the restoration cannot unload a: it stays, counted
     assert cache.lru_order() == ["a", "p", "c"]
-    cache.pin_model("p")
+    assert cache.statistics().restoration_failures == 1
+    del registry.clear_errors["a"]
     registry.clear_errors["c"] = RuntimeError("c stuck")
     with pytest.raises(RuntimeError, match="c stuck"):
         cache.add_model("n")
@@ -185,26 +189,29 @@ def test_failed_eviction_keeps_earlier_victims_evicted(registry: FakeRegistry) -
     assert cache.keys() == ["p", "c"]
     assert [m.model_id for m in registry.live()] == ["p", "c"]
     stats = cache.statistics()
-    assert (stats.evictions_capacity, stats.eviction_failures) == (1, 1)
+    assert (stats.evictions_capacity, stats.eviction_failures) == (1, 2)
     assert "n" not in registry.requested
     assert_quiescent(cache)
 
 
 def test_failed_multi_eviction_exact_state(registry: FakeRegistry) -> None:
     """Needing two victims [A, B]: A goes, B fails -> A stays evicted, B keeps its place."""
-    cache = make_cache(registry, max_size=1)
+    cache = make_cache(registry, max_size=1, on_full="proceed")
     cache.add_model("p", pin=True)
     cache.add_model("a")  # overflow
     cache.add_model("b")  # evicts a (needs 2, only a evictable) -> overflow [p, b]
     cache.add_model("a")  # evicts b -> [p, a]
-    cache.unpin_model("p")
+    registry.clear_errors["p"] = RuntimeError("p busy")
+    cache.unpin_model("p")  # the restoration cannot unload p: over capacity stays
+    assert cache.lru_order() == ["p", "a"]
+    del registry.clear_errors["p"]
     registry.clear_errors["a"] = RuntimeError("stuck")
     with pytest.raises(RuntimeError, match="stuck"):
         cache.add_model("n")  # needs 2: p goes, a fails
     assert cache.lru_order() == ["a"]
     assert cache.keys() == ["a"]
     assert registry.live()[0].model_id == "a"
-    assert cache.statistics().eviction_failures == 1
+    assert cache.statistics().eviction_failures == 2
     assert_quiescent(cache)
 
 

@@ -12,6 +12,7 @@ import modelmanager
 
 DOCUMENTED_ALL = [
     "CONCURRENCY_MODULES",
+    "CacheFull",
     "InvalidArgument",
     "InvalidArgumentType",
     "LifecycleEntryInfo",
@@ -33,6 +34,7 @@ DOCUMENTED_ALL = [
     "UnsupportedOperation",
     "WithFixedSizeCache",
     "default_memory_probe",
+    "torch_parameter_bytes",
 ]
 
 SOURCE = pathlib.Path(modelmanager.__file__).parent

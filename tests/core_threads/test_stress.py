@@ -78,6 +78,7 @@ class _Stress:
             ModelManager(self.registry, lock_timeout=timeout),
             max_size=MAX_SIZE,
             queue_lock_timeout=timeout,
+            on_full="proceed",  # the spec's policy; benchmarks/soak.py covers "wait"
             memory_probe=self.probe,
             memory_free_threshold=MEMORY_FREE_THRESHOLD,
         )

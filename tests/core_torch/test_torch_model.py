@@ -165,3 +165,80 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "after loading mlp/3 while mlp/1 is leased: loaded=['mlp/1', 'mlp/3']" in output
     assert "evictions_capacity=2" in output
     assert "after clear(): loaded=[]" in output
+
+
+# ------------------------------------------------------------------ weights
+
+
+def _module_bytes(module: Any) -> int:
+    """Parameter and buffer bytes, computed independently of the core."""
+    tensors = {id(t): t for t in [*module.parameters(), *module.buffers()]}
+    return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+def test_torch_parameter_bytes_counts_parameters_and_buffers_once() -> None:
+    """A module's bytes; a shared tensor once; a wrapper's .module found; others refused."""
+    from modelmanager import InvalidArgumentType, torch_parameter_bytes
+
+    mlp = TinyMLP(4, 16, 3)
+    assert torch_parameter_bytes("m", mlp) == _module_bytes(mlp) == (4 * 16 + 16 + 16 * 3 + 3) * 4
+    norm = torch.nn.BatchNorm1d(8)  # buffers: running mean/var and a counter
+    assert torch_parameter_bytes("n", norm) == _module_bytes(norm)
+    shared = torch.nn.Linear(8, 8)
+    twice = torch.nn.Sequential(shared, shared)
+    assert torch_parameter_bytes("s", twice) == _module_bytes(shared)
+    half = TinyMLP(4, 16, 3).to(torch.float16)
+    assert torch_parameter_bytes("h", half) == _module_bytes(mlp) // 2
+
+    class Wrapper:
+        def __init__(self) -> None:
+            self.module = mlp
+
+    assert torch_parameter_bytes("w", Wrapper()) == _module_bytes(mlp)
+    with pytest.raises(InvalidArgumentType, match="cannot weigh model 'x'"):
+        torch_parameter_bytes("x", object())
+
+
+def test_a_weighted_cache_of_torch_modules_keeps_its_byte_budget(tmp_path: pathlib.Path) -> None:
+    """Modules of sizes over three orders of magnitude, in a fixed shuffled order, with
+    leases: once no lease holds a model over the budget, the loaded modules' bytes
+    (measured here, not by the cache) are within it."""
+    import random
+
+    from modelmanager import torch_parameter_bytes
+
+    widths = {f"mlp/{w}": w for w in (8, 64, 512, 4096, 16384)}
+    for seed, (model_id, hidden) in enumerate(widths.items()):
+        save_checkpoint(tmp_path, model_id, hidden=hidden, seed=seed)
+    budget = 400_000
+    cache = WithFixedSizeCache(
+        ModelManager(TorchModelRegistry(tmp_path)),
+        max_size=None,
+        max_weight=budget,
+        weigher=torch_parameter_bytes,
+    )
+    rng = random.Random(7)
+    ids = list(widths)
+    for step in range(60):
+        model_id = rng.choice(ids)
+        if step % 3 == 0:
+            with cache.acquire(model_id) as model:
+                model.infer(torch.ones(1, 4))
+        else:
+            cache.add_model(model_id)
+        keys = cache.keys()
+        loaded = {rid: _module_bytes(cache[rid].module) for rid in keys}
+        assert loaded == cache.weights()
+        # The model an add just loaded is kept even when it is over the budget alone.
+        assert sum(loaded.values()) <= budget or list(loaded) == [model_id]
+    assert cache.statistics().evictions > 0
+    cache.clear()
+
+
+def test_weighted_demo_keeps_the_budget() -> None:
+    """The example's byte-bounded demo ends within its budget, evicting by bytes."""
+    from examples.torch_model import weighted_demo
+
+    lines = weighted_demo(byte_budget=600_000)
+    assert lines[-1] == "evictions: capacity=0 restore=2"
+    assert "after the lease on mid: loaded=['mlp/big'] bytes=524300" in lines[2]

@@ -12,23 +12,34 @@ of the upstream-bugs notes). A listed id whose removal or unload has
 already unregistered it inside is no longer loaded here, and one that holds
 a slot again is back in flight.
 
+Two bounds, either or both: ``max_size`` (models) and ``max_weight`` (the
+sum of the models' weights, e.g. parameter bytes). A model's weight is
+known once it is loaded; a load in flight counts with the weight its id had
+when last loaded (``estimates``), or 0 the first time, and the cache brings
+itself back within ``max_weight`` right after the commit if the estimate was
+low (:meth:`CapacityPolicy.restoration_victims`).
+
 Extension points (one decision each; a known-bug variant overrides one by
 subclassing :class:`CapacityPolicy` and naming the subclass in the cache's
 ``policy_class``):
 
 * :meth:`CapacityPolicy.in_flight` — capacity slots of loads in flight.
 * :meth:`CapacityPolicy.occupied` — models loaded at this layer.
-* :meth:`CapacityPolicy.needed` — how many models must go to admit one more.
+* :meth:`CapacityPolicy.needed` / :meth:`CapacityPolicy.weight_needed` — how
+  many models / how much weight must go to admit one more.
 * :meth:`CapacityPolicy.evictable` — whether a listed id may be chosen.
 * :meth:`CapacityPolicy.capacity_victims` / :meth:`CapacityPolicy.memory_victims`.
 * :meth:`CapacityPolicy.still_chosen` — the revalidation at an eviction's commit.
 * :meth:`CapacityPolicy.admit` — the whole admission decision.
+* :meth:`CapacityPolicy.oversized` — a model that fits only alone.
+* :meth:`CapacityPolicy.restoration_victims` — what goes to bring an
+  over-full cache back within its bounds (after a lease or pin ends).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 from modelmanager.decorators._cache_book import CacheBook, IdState
 
@@ -39,6 +50,9 @@ MEMORY_EVICTIONS_PER_ROUND = 3
 
 _EVICTING = IdState.EVICTING
 _REMOVING = IdState.REMOVING
+
+RESTORATION = ""
+"""The requester recorded for a restoration's victims (never a model id: ids are non-empty)."""
 
 
 class Admission(enum.Enum):
@@ -58,13 +72,24 @@ class CapacityPolicy:
     """Capacity and victim decisions for one cache (module doc). Not thread-safe.
 
     ``registered`` answers whether an id is registered in the inner layer
-    (lock-free). ``max_size`` is the bound in models.
+    (lock-free). ``max_size`` is the bound in models and ``max_weight`` in
+    weight (None: no such bound); ``estimates`` maps an id to the weight it
+    had when last loaded.
     """
 
-    def __init__(self, book: CacheBook, registered: Callable[[str], bool], max_size: int) -> None:
+    def __init__(
+        self,
+        book: CacheBook,
+        registered: Callable[[str], bool],
+        max_size: int | None,
+        max_weight: int | None = None,
+        estimates: Mapping[str, int] | None = None,
+    ) -> None:
         self.book = book
         self.registered = registered
         self.max_size = max_size
+        self.max_weight = max_weight
+        self.estimates: Mapping[str, int] = estimates if estimates is not None else {}
 
     # ----------------------------------------------------------- occupancy
 
@@ -105,7 +130,32 @@ class CapacityPolicy:
 
     def needed(self, requester: str) -> int:
         """How many models must go before ``requester`` (not in flight, not present) fits."""
+        if self.max_size is None:
+            return 0
         return self.occupied() + self.in_flight() + 1 - self.max_size
+
+    def weight(self) -> int:
+        """The weight of the models loaded at this layer plus that of loads in flight."""
+        book = self.book
+        registered = self.registered
+        gone = sum(
+            book.weights.get(resolved_id, 0)
+            for resolved_id in book.leaving()
+            if not registered(resolved_id)
+        )
+        estimates = self.estimates
+        in_flight = sum(
+            estimates.get(resolved_id, 0)
+            for resolved_id in book.slots
+            if not self.present(resolved_id)
+        )
+        return book.committed_weight - gone + in_flight
+
+    def weight_needed(self, requester: str) -> int:
+        """How much weight must go before ``requester`` (its estimate) fits (0: none)."""
+        if self.max_weight is None:
+            return 0
+        return self.weight() + self.estimates.get(requester, 0) - self.max_weight
 
     # ------------------------------------------------------------- victims
 
@@ -121,18 +171,39 @@ class CapacityPolicy:
         # recent). Once unregistered, evicting it makes no room.
         return mark.state is _REMOVING and not mark.chosen and self.registered(candidate)
 
-    def capacity_victims(self, need: int, leased: Collection[str], exclude: str) -> list[str]:
-        """Up to ``need`` evictable ids, least recent first."""
+    def capacity_victims(
+        self, need: int, leased: Collection[str], exclude: str | None, weight: int = 0
+    ) -> list[str]:
+        """Evictable ids, least recent first, until ``need`` of them and ``weight`` are freed.
+
+        Fewer when not enough are evictable; none when nothing is needed.
+        """
         victims: list[str] = []
-        if need <= 0:
+        if need <= 0 and weight <= 0:
             return victims
         evictable = self.evictable
+        weights = self.book.weights
+        freed = 0
         for candidate in self.book.lru:
             if evictable(candidate, leased, exclude):
                 victims.append(candidate)
-                if len(victims) == need:
+                freed += weights.get(candidate, 0)
+                if len(victims) >= need and freed >= weight:
                     break
         return victims
+
+    def _victims(
+        self, need: int, weight: int, leased: Collection[str], exclude: str | None
+    ) -> list[str]:
+        # An unweighted cache calls capacity_victims as before weights existed,
+        # so a subclass overriding it with the old signature keeps working.
+        if self.max_weight is None:
+            return self.capacity_victims(need, leased, exclude)
+        return self.capacity_victims(need, leased, exclude, weight)
+
+    def _covers(self, victims: list[str], need: int, weight: int) -> bool:
+        weights = self.book.weights
+        return len(victims) >= need and sum(weights.get(v, 0) for v in victims) >= weight
 
     def memory_victims(self, limit: int, leased: Collection[str], exclude: str) -> list[str]:
         """A memory-pressure round: up to ``limit`` evictable ids, least recent first.
@@ -154,11 +225,39 @@ class CapacityPolicy:
         """
         if requester is None:
             return True
+        if requester == RESTORATION:
+            return victim in self.restoration_victims(leased, None)
         if requester in self.book.slots or self.present(requester):
-            need = 0  # another add of the same id holds a slot now: it shares it
-        else:
-            need = self.needed(requester)  # a removal or a released slot may have made room
-        return victim in self.capacity_victims(need, leased, requester)
+            return False  # another add of the same id holds a slot now: it shares it
+        # A removal or a released slot may have made room meanwhile.
+        need, weight = self.needed(requester), self.weight_needed(requester)
+        return victim in self._victims(need, weight, leased, requester)
+
+    def oversized(self, requester: str) -> bool:
+        """Whether ``requester`` alone (as last loaded) weighs more than ``max_weight``.
+
+        Such a model fits only alone: no lease or pin ending can make room
+        for it, so a full cache admits it over the bound whatever its policy.
+        """
+        return self.max_weight is not None and self.estimates.get(requester, 0) > self.max_weight
+
+    def excess(self) -> tuple[int, int]:
+        """How many models and how much weight are over the bounds now (<= 0: within)."""
+        count = -1 if self.max_size is None else self.occupied() + self.in_flight() - self.max_size
+        weight = -1 if self.max_weight is None else self.weight() - self.max_weight
+        return count, weight
+
+    def restoration_victims(self, leased: Collection[str], exclude: str | None) -> list[str]:
+        """What must go to bring the cache back within its bounds (least recent first).
+
+        Never a pinned, leased, chosen or leaving model, nor ``exclude`` (the
+        model an add just loaded). Fewer than needed when not enough are
+        evictable; none when the cache is within its bounds.
+        """
+        count, weight = self.excess()
+        if count <= 0 and weight <= 0:
+            return []
+        return self._victims(count, weight, leased, exclude)
 
     # ----------------------------------------------------------- admission
 
@@ -174,13 +273,13 @@ class CapacityPolicy:
         book = self.book
         if resolved_id in book.slots or self.present(resolved_id):
             return Admission.RESERVE, []  # share the slot, or it got loaded meanwhile
-        need = self.needed(resolved_id)
-        if need <= 0:
+        need, weight = self.needed(resolved_id), self.weight_needed(resolved_id)
+        if need <= 0 and weight <= 0:
             return Admission.RESERVE, []
         if book.evictions_undecided() or self.committing():
             return Admission.WAIT, []
-        victims = self.capacity_victims(need, leased, resolved_id)
-        if len(victims) == need:
+        victims = self._victims(need, weight, leased, resolved_id)
+        if self._covers(victims, need, weight):
             return Admission.EVICT, victims
         if self.in_flight():
             return Admission.WAIT, []

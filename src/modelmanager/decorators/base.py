@@ -7,7 +7,8 @@ its own lock and only for a model that is not being unloaded, else under the
 id's lifecycle (B4). ``_fast_warm_hit_hook`` hands an outer cache that inner
 warm step, so a stack of pass-through layers costs nothing on the warm path.
 Methods that only some layers provide (the cache's ``pin_model``,
-``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``)
+``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``,
+``weights``)
 are delegated by name through class attributes (descriptors) — only those
 names (:data:`OPTIONAL_METHODS`); if no inner layer has one, reading it
 raises :class:`UnsupportedOperation` (also an AttributeError, so ``hasattr``
@@ -33,7 +34,7 @@ from modelmanager.statistics import ManagerStatistics
 __all__ = ["OPTIONAL_METHODS", "ModelManagerDecorator"]
 
 OPTIONAL_METHODS: frozenset[str] = frozenset(
-    {"in_flight_loads", "lru_order", "pin_model", "pinned", "refresh", "unpin_model"}
+    {"in_flight_loads", "lru_order", "pin_model", "pinned", "refresh", "unpin_model", "weights"}
 )
 
 _REQUIRED_METHODS = (
@@ -200,6 +201,7 @@ class ModelManagerDecorator:
     pinned: Any = _OptionalMethod("pinned")
     refresh: Any = _OptionalMethod("refresh")
     unpin_model: Any = _OptionalMethod("unpin_model")
+    weights: Any = _OptionalMethod("weights")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._manager!r})"

@@ -73,40 +73,66 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import attrs
 
+from modelmanager._quiet_log import QuietLog
 from modelmanager._validation import (
     abbreviate_ids,
     check_alias,
     check_api_key,
     check_bool,
+    check_choice,
     check_fraction,
     check_memory_probe,
     check_model_id,
     check_positive_int,
     check_timeout,
+    check_weight,
 )
 from modelmanager.decorators._cache_book import CacheBook, IdState
 from modelmanager.decorators._cache_policy import (
     MEMORY_EVICTIONS_PER_ROUND,
+    RESTORATION,
     Admission,
     CapacityPolicy,
 )
 from modelmanager.decorators.base import ModelManagerDecorator
-from modelmanager.errors import InvalidArgument, LockTimeout, ModelNotFound, attach_secondary
+from modelmanager.errors import (
+    CacheFull,
+    InvalidArgument,
+    InvalidArgumentType,
+    LockTimeout,
+    ModelNotFound,
+    attach_secondary,
+)
 from modelmanager.manager import WarmView, _clear_all
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
 from modelmanager.records import ModelDescription
 from modelmanager.statistics import Counters, ManagerStatistics
 
-__all__ = ["MEMORY_EVICTIONS_PER_ROUND", "WithFixedSizeCache"]
+__all__ = [
+    "FULL_POLICIES",
+    "MEMORY_EVICTIONS_PER_ROUND",
+    "FullPolicy",
+    "Weigher",
+    "WithFixedSizeCache",
+]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+FullPolicy = Literal["wait", "proceed", "refuse"]
+"""What a cold add does when every registered model is pinned or leased."""
+
+FULL_POLICIES: tuple[str, ...] = ("wait", "proceed", "refuse")
+"""The accepted values of ``on_full``; the first is the default."""
+
+Weigher = Callable[[str, Model], int]
+"""``weigher(resolved_id, model) -> int >= 0``: a loaded model's weight (e.g. bytes)."""
 
 _UNLOADING = IdState.UNLOADING
 
@@ -190,21 +216,88 @@ class _LRUGuard:
             lock.release()
 
 
-def _adoptable(manager: ManagerLike, max_size: int) -> list[str]:
-    """The models ``manager`` already holds, to adopt into a new cache (B20).
+def _adoptable(
+    manager: ManagerLike, max_size: int | None, max_weight: int | None, weigher: Weigher | None
+) -> tuple[list[str], list[int]]:
+    """The models ``manager`` already holds, and their weights, to adopt (B20).
 
     Returned in the inner layer's registration order (least recent first).
     Raises :class:`InvalidArgument`, nothing changed, when they do not fit
-    ``max_size``: a constructor never unloads anything.
+    ``max_size`` or ``max_weight``: a constructor never unloads anything.
     """
     held = manager.keys()
-    if len(held) > max_size:
+    if max_size is not None and len(held) > max_size:
         raise InvalidArgument(
             f"WithFixedSizeCache(max_size={max_size}) over a manager that already holds "
             f"{len(held)} models ({abbreviate_ids(held)}): remove some from it first "
             f"(manager.remove(id)) or pass max_size >= {len(held)}"
         )
-    return held
+    weights = [_weigh(weigher, rid, manager[rid]) for rid in held] if weigher else [0] * len(held)
+    if max_weight is not None and sum(weights) > max_weight:
+        raise InvalidArgument(
+            f"WithFixedSizeCache(max_weight={max_weight}) over a manager that already holds "
+            f"{len(held)} models weighing {sum(weights)} ({abbreviate_ids(held)}): remove "
+            f"some from it first (manager.remove(id)) or pass max_weight >= {sum(weights)}"
+        )
+    return held, weights
+
+
+def _check_weighing(max_size: int | None, max_weight: int | None, weigher: object) -> None:
+    """A weight bound needs a weigher and the reverse; some bound is needed."""
+    if weigher is not None and not callable(weigher):
+        raise InvalidArgumentType(
+            f"weigher must be a callable weigher(resolved_id, model) -> int "
+            f"(got {weigher!r} of type {type(weigher).__name__})"
+        )
+    if (max_weight is None) != (weigher is None):
+        missing = "weigher" if weigher is None else "max_weight"
+        raise InvalidArgument(
+            f"max_weight and weigher go together (got max_weight={max_weight!r} and "
+            f"weigher={weigher!r}): pass {missing}= too, e.g. "
+            "max_weight=8 * 2**30, weigher=torch_parameter_bytes"
+        )
+    if max_size is None and max_weight is None:
+        raise InvalidArgument(
+            "max_size=None bounds the cache by weight only: pass max_weight= and weigher= "
+            "too, or a max_size"
+        )
+
+
+def _weigh(weigher: Weigher, resolved_id: str, model: Model) -> int:
+    """``weigher(resolved_id, model)``, checked: an int >= 0 (InvalidArgument otherwise)."""
+    return check_weight(weigher(resolved_id, model), f"weigher({resolved_id!r}, model)")
+
+
+class _CacheLease:
+    """The context manager :meth:`WithFixedSizeCache.lease` returns (one use).
+
+    The inner layer's lease, plus what ending it means for the cache: a
+    thread that holds a lease is never made to wait for room (no
+    hold-and-wait), waiting adds are woken, and the cache is brought back
+    within its bounds.
+    """
+
+    __slots__ = ("_cache", "_inner")
+
+    def __init__(self, cache: WithFixedSizeCache, inner: AbstractContextManager[Model]) -> None:
+        self._cache = cache
+        self._inner = inner
+
+    def __enter__(self) -> Model:
+        model = self._inner.__enter__()
+        self._cache._lease_taken()
+        return model
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            self._inner.__exit__(exc_type, exc, traceback)
+        finally:
+            self._cache._lease_given_back()
 
 
 class WithFixedSizeCache(ModelManagerDecorator):
@@ -217,14 +310,41 @@ class WithFixedSizeCache(ModelManagerDecorator):
     cache before the inner manager is shared with other threads: a load or
     removal running on it during the constructor is not adopted reliably.
 
-    Thread-safe. Pinned and leased models are never evicted; when only they
-    remain, a cold add proceeds over capacity (counted as ``pinned_overflow``
-    and logged). With ``memory_free_threshold > 0``, a cold add first evicts
-    while ``memory_probe.free_fraction()`` is below the threshold. Waits on the
+    Thread-safe. Two bounds, either or both: ``max_size`` models (None: no
+    count bound) and ``max_weight``, the sum of the models' weights as
+    ``weigher(resolved_id, model)`` reports them after each load (e.g.
+    :func:`~modelmanager.torch_parameter_bytes`, or a size the registry
+    supplies). Pinned and leased models are never evicted.
+
+    A full cache (every registered model pinned or leased) answers a cold
+    add by ``on_full``:
+
+    * ``"wait"`` (the default): wait, bounded by ``queue_lock_timeout``, for
+      a lease to be given back or a model unpinned, then evict and load; on
+      timeout raise :class:`LockTimeout` with nothing changed. A thread that
+      itself holds a lease through this cache does not wait (it could wait
+      for itself, or two such threads for each other): its add proceeds.
+    * ``"proceed"``: load over the bound at once.
+    * ``"refuse"``: raise :class:`CacheFull` at once, nothing changed.
+
+    A model heavier than ``max_weight`` alone is loaded alone (everything
+    evictable goes first) whatever the policy: no lease or pin ending would
+    make room for it.
+
+    An add over the bound is counted (``pinned_overflow``) and logged once
+    per id per minute. The bound comes back by itself: when a lease is given
+    back through this cache, a model unpinned or a load committed, the cache
+    evicts least-recent unpinned unleased models until it is within its
+    bounds again (``evictions_restore``).
+
+    With ``memory_free_threshold > 0``, a cold add first evicts while
+    ``memory_probe.free_fraction()`` is below the threshold. Waits on the
     LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
     raise :class:`LockTimeout` with nothing changed. ``queue_lock_timeout`` is
     a real number in [0, ``threading.TIMEOUT_MAX``]; anything else raises
-    :class:`InvalidArgument` / :class:`InvalidArgumentType` here.
+    :class:`InvalidArgument` / :class:`InvalidArgumentType` here, as do a bad
+    ``on_full``, ``max_weight`` without ``weigher`` (or the reverse) and
+    ``max_size=None`` without ``max_weight``.
     """
 
     # Intended lock-free reads (read by race detectors; see ModelManager): these are
@@ -260,19 +380,35 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def __init__(
         self,
         manager: ManagerLike,
-        max_size: int = 8,
+        max_size: int | None = 8,
         *,
         memory_probe: MemoryProbe | None = None,
         memory_free_threshold: float = 0.0,
         queue_lock_timeout: float = 5.0,
+        on_full: FullPolicy = "wait",
+        max_weight: int | None = None,
+        weigher: Weigher | None = None,
     ) -> None:
-        max_size = check_positive_int(max_size, "max_size")
+        size = None if max_size is None else check_positive_int(max_size, "max_size")
         threshold = check_fraction(memory_free_threshold, "memory_free_threshold")
         queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
         probe = check_memory_probe(memory_probe) if memory_probe is not None else None
+        full = check_choice(on_full, "on_full", FULL_POLICIES)
+        weight_bound = None if max_weight is None else check_positive_int(max_weight, "max_weight")
+        _check_weighing(size, weight_bound, weigher)
         super().__init__(manager)
-        adopted = _adoptable(self._manager, max_size)
-        self._max_size = max_size
+        adopted, adopted_weights = _adoptable(self._manager, size, weight_bound, weigher)
+        self._max_size = size
+        self._max_weight = weight_bound
+        self._weigher = weigher
+        self._on_full = full
+        # Guarded by _lru_lock: the weight each id had when last loaded (the
+        # estimate for its next load) and the adds waiting for a full cache.
+        self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
+        self._full_waiters = 0
+        # Leases held through this cache by the current thread (wait policy).
+        self._held = threading.local()
+        self._quiet = QuietLog(logger)
         self._memory_free_threshold = threshold
         self._queue_lock_timeout = queue_timeout
         self._memory_probe: MemoryProbe | None = probe
@@ -286,7 +422,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._book = self.book_class()
         self._lru = self._book.lru
         self._marks = self._book.marks
-        self._policy = self.policy_class(self._book, self._manager.__contains__, max_size)
+        self._policy = self.policy_class(
+            self._book, self._manager.__contains__, size, weight_bound, self._estimates
+        )
         # Takes a victim's lifecycle without waiting (None: the stack has no such
         # step, and an eviction waits for the lifecycle as a remove does).
         try_hook = getattr(self._manager, "_try_lifecycle_hook", None)
@@ -312,13 +450,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
             adopted,
             [records[rid] for rid in adopted] if records is not None else [_LISTED] * len(adopted),
         )
+        for resolved_id, weight in zip(adopted, adopted_weights, strict=True):
+            if weight:
+                self._book.set_weight(resolved_id, weight)
 
     # ------------------------------------------------------------ settings
 
     @property
-    def max_size(self) -> int:
-        """The capacity, in models."""
+    def max_size(self) -> int | None:
+        """The capacity, in models (None: bounded by weight only)."""
         return self._max_size
+
+    @property
+    def max_weight(self) -> int | None:
+        """The capacity, in weight (None: bounded by count only)."""
+        return self._max_weight
+
+    @property
+    def on_full(self) -> FullPolicy:
+        """What a cold add does when every model is pinned or leased."""
+        return self._on_full  # type: ignore[return-value]
 
     @property
     def memory_free_threshold(self) -> float:
@@ -414,6 +565,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """:meth:`add_model` and a lease, atomic for the resolved id (B17)."""
         self._check_add_arguments(model_id, api_key, model_id_alias, pin)
         return self._acquire_context(model_id, api_key, model_id_alias, pin, load_kwargs)
+
+    def lease(self, model_id: str) -> AbstractContextManager[Model]:
+        """The inner layer's lease (see :meth:`ModelManager.lease`), seen by this cache.
+
+        Giving it back wakes adds waiting for room and brings the cache back
+        within its bounds (the giving-back thread evicts what must go).
+        """
+        return _CacheLease(self, self._manager.lease(model_id))
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
         """Remove through the inner layer; the LRU entry goes only on success.
@@ -521,10 +680,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._book.pin(model_id)
 
     def unpin_model(self, model_id: str) -> None:
-        """Unpin ``model_id``; a no-op if it was not pinned."""
+        """Unpin ``model_id``; a no-op if it was not pinned.
+
+        Wakes adds waiting for room and brings the cache back within its
+        bounds (this thread evicts what must go, least recent first).
+        """
         check_model_id(model_id)
         with self._lru_guard():
-            self._book.unpin(model_id)
+            unpinned = self._book.unpin(model_id)
+            if unpinned:
+                self._lru_changed.notify_all()
+        if unpinned:
+            self._restore()
+
+    def weights(self) -> dict[str, int]:
+        """The weight of each model loaded at this layer (lock-free copy; {} unweighted)."""
+        return dict(self._book.weights)
 
     # Introspection takes no lock: each read is an atomic copy, so it never
     # blocks or times out and is safe from invariant checks at any point of
@@ -659,8 +830,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     self._release_slot(resolved_id)
                 else:
                     self._load(request)
-                    holding_slot = False
-                    self._commit_load(resolved_id, request.pin)
+                    if self._weigher is None:
+                        holding_slot = False
+                        self._commit_load(resolved_id, request.pin)
+                    else:
+                        weight = self._weigh_loaded(resolved_id)
+                        holding_slot = False
+                        self._commit_load(resolved_id, request.pin, weight)
                 return after_load(resolved_id) if after_load is not None else None
         except BaseException as error:
             if holding_slot:
@@ -668,6 +844,29 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     self._release_slot(resolved_id)
                 except BaseException as secondary:  # keep the first error (I16)
                     attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
+            raise
+        finally:
+            # Whatever happened, the cache may be over its bounds now (a load
+            # admitted over them, a weight above its estimate, a lease given
+            # back during an eviction this add waited for): bring it back,
+            # never evicting what this add just loaded.
+            self._restore(exclude=resolved_id)
+
+    def _weigh_loaded(self, resolved_id: str) -> int:
+        """The weight of the model just loaded (id's lifecycle held, not committed yet).
+
+        A weigher that raises or answers anything but an int >= 0 fails the
+        add: the model is unloaded again (nobody saw it at this layer) and
+        the weigher's error (or :class:`InvalidArgument`) raised.
+        """
+        assert self._weigher is not None
+        try:
+            return _weigh(self._weigher, resolved_id, self._manager[resolved_id])
+        except BaseException as error:
+            try:
+                self._manager.remove(resolved_id, delete_from_disk=False)
+            except BaseException as secondary:  # keep the weigher's error (I16)
+                attach_secondary(error, secondary, f"unloading {resolved_id!r} again")
             raise
 
     def _warm_hit(self, resolved_id: str, request: _AddRequest) -> bool:
@@ -731,6 +930,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
     def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
         policy = self._policy
+        waited = False
         while True:
             leased = frozenset(self._manager.lease_counts())
             decision, victims = policy.admit(resolved_id, leased)
@@ -742,15 +942,135 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if decision is Admission.WAIT:
                 self._wait_locked(deadline, resolved_id)
                 continue
-            # FULL: only pinned or leased models remain.
+            # FULL: only pinned or leased models remain (or the model is
+            # heavier than the weight bound alone: no lease or pin ending helps).
+            oversized = policy.oversized(resolved_id)
+            if self._on_full == "wait" and not oversized and not self._holds_lease():
+                if not waited:
+                    waited = True
+                    self._counters.increment("full_waits")
+                self._wait_full_locked(deadline, resolved_id)
+                continue
+            if self._on_full == "refuse" and not oversized:
+                self._counters.increment("full_refusals")
+                raise CacheFull(
+                    resolved_id,
+                    f"refused to load model {resolved_id!r}: every model in the cache "
+                    f"({self._bounds()}) is pinned or leased (on_full='refuse'); retry once "
+                    "a lease is given back, or unpin a model or raise the bound",
+                )
             self._counters.increment("pinned_overflow")
-            logger.warning(
-                "admitting model %r over max_size=%d: every registered model is pinned or leased",
+            self._quiet.warning(
+                ("overflow", resolved_id),
+                "admitting model %r over the bound (%s): every registered model is pinned or "
+                "leased; the cache evicts back to its bound when a lease or pin ends",
                 resolved_id,
-                self._max_size,
+                self._bounds(),
             )
             self._book.reserve(resolved_id)
             return []
+
+    def _bounds(self) -> str:
+        parts = [] if self._max_size is None else [f"max_size={self._max_size}"]
+        if self._max_weight is not None:
+            parts.append(f"max_weight={self._max_weight}")
+        return ", ".join(parts)
+
+    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
+        """Wait (lock held, released while waiting) for a lease or pin to end.
+
+        Announces the wait first, then decides again: a lease given back
+        before the announcement is seen now, one given back after it wakes
+        this wait (``_lease_given_back`` notifies while anyone waits), so no
+        wake-up is lost. Raises :class:`LockTimeout` at ``deadline``.
+        """
+        self._full_waiters += 1
+        try:
+            leased = frozenset(self._manager.lease_counts())
+            if self._policy.admit(resolved_id, leased)[0] is not Admission.FULL:
+                return
+            remaining = _remaining(deadline)
+            if remaining <= 0 or not self._lru_changed.wait(remaining):
+                self._counters.increment("lock_timeouts")
+                raise LockTimeout(
+                    f"room for model {resolved_id!r}: every model in the cache "
+                    f"({self._bounds()}) is pinned or leased; retry once a lease is given "
+                    "back, or unpin a model or raise the bound",
+                    self._queue_lock_timeout,
+                )
+        finally:
+            self._full_waiters -= 1
+
+    # ------------------------------------------------- leases and restoration
+
+    def _lease_taken(self) -> None:
+        """A lease through this cache was taken by the current thread."""
+        held = self._held
+        held.count = getattr(held, "count", 0) + 1
+
+    def _lease_given_back(self) -> None:
+        """A lease through this cache was given back: wake waiters, restore the bound."""
+        held = self._held
+        held.count = getattr(held, "count", 0) - 1  # a lease ended in another thread: < 0
+        if self._full_waiters:
+            with self._lru_changed:  # unbounded: a short notify, like _forget
+                self._lru_changed.notify_all()
+        self._restore()
+
+    def _holds_lease(self) -> bool:
+        """Whether the current thread holds a lease through this cache.
+
+        Leases are counted per thread where they are taken and given back; a
+        lease handed to another thread to end is the caller's business.
+        """
+        return getattr(self._held, "count", 0) > 0
+
+    def _restore(self, exclude: str | None = None) -> None:
+        """Evict least-recent evictable models until the cache is within its bounds.
+
+        Called with no lock or lifecycle held, after a lease is given back, a
+        model unpinned or an add finished. Never evicts ``exclude`` (the
+        model an add just loaded) nor a pinned, leased or in-progress model.
+        Never waits for another eviction: while one is undecided, the add
+        (or restoration) that started it restores when it ends.
+        Never raises (an unload failure or a timeout stops it, counted in
+        ``restoration_failures`` and logged once per kind per minute); the
+        victims' lifecycle waits are bounded by the manager's
+        ``lock_timeout``.
+        """
+        book, policy = self._book, self._policy
+        max_size, max_weight = self._max_size, self._max_weight
+        # A lock-free hint first, so the common case (within the bounds) costs
+        # a few reads: it can only over-estimate the occupancy (every slot
+        # counts) and the weight (any slot sends it to the exact check).
+        slots = book.slots
+        within_count = max_size is None or len(book.lru) + len(slots) <= max_size
+        within_weight = max_weight is None or (not slots and book.committed_weight <= max_weight)
+        if within_count and within_weight:
+            return
+        try:
+            # Each round evicts at least one victim or finds one rescued or
+            # gone since its choice; a bounded number of rounds ends it.
+            for _ in range(len(book.lru) + 1):
+                with self._lru_guard():
+                    if book.evictions_undecided():
+                        return
+                    leased = frozenset(self._manager.lease_counts())
+                    victims = policy.restoration_victims(leased, exclude)
+                    if not victims:
+                        return
+                    for victim in victims:
+                        book.choose(victim, RESTORATION)
+                self._evict(victims, "evictions_restore")
+        except Exception as error:  # restoring never fails the caller's operation
+            self._counters.increment("restoration_failures")
+            self._quiet.warning(
+                ("restore", type(error).__name__),
+                "could not bring the cache back within its bound (%s): %r; the models stay "
+                "loaded until the next lease or pin ends",
+                self._bounds(),
+                error,
+            )
 
     def _wait_locked(self, deadline: float, resolved_id: str) -> None:
         """Wait (lock held, released while waiting) for a slot or an eviction to change."""
@@ -769,7 +1089,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if fraction is None or fraction >= self._memory_free_threshold:
                 return
             if self._evict_memory_round(resolved_id, deadline) == 0:
-                logger.warning(
+                self._quiet.warning(
+                    ("pressure", None),
                     "memory pressure (free fraction %.3f < %.3f) but no model is evictable",
                     fraction,
                     self._memory_free_threshold,
@@ -929,14 +1250,16 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     book.unchoose(victim)
             self._lru_changed.notify_all()
 
-    def _commit_load(self, resolved_id: str, pin: bool) -> None:
+    def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
         # Commit steps wait without a bound: the model is already loaded, so a
         # timeout here could only report a success as a failure (B16); the
         # lock is only ever held for short, non-blocking bookkeeping.
         with self._lru_changed:
             records = self._records
             payload = records.get(resolved_id, _LISTED) if records is not None else _LISTED
-            self._book.commit(resolved_id, payload)
+            self._book.commit(resolved_id, payload, weight)
+            if self._weigher is not None:
+                self._estimates[resolved_id] = weight
             if pin:
                 self._book.pin(resolved_id)
             self._lru_changed.notify_all()
@@ -954,18 +1277,24 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def _measure_free_fraction(self) -> float | None:
         try:
             return self.memory_probe.free_fraction()
-        except Exception:
+        except Exception as error:
             self._counters.increment("memory_probe_errors")
-            logger.warning("memory probe failed; treating it as no pressure", exc_info=True)
+            self._quiet.warning(
+                ("probe", type(error).__name__),
+                "memory probe failed (%r); treating it as no pressure",
+                error,
+            )
             return None
 
     def _release_memory(self) -> None:
         gc.collect()
         try:
             self.memory_probe.release_cache()
-        except Exception:
+        except Exception as error:
             self._counters.increment("memory_probe_errors")
-            logger.warning("memory probe release_cache() failed", exc_info=True)
+            self._quiet.warning(
+                ("release", type(error).__name__), "memory probe release_cache() failed: %r", error
+            )
 
     # ------------------------------------------------------------- helpers
 
@@ -1009,7 +1338,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with ExitStack() as stack:
 
             def take_lease(resolved_id: str) -> Model:
-                return stack.enter_context(self._manager.lease(resolved_id))
+                return stack.enter_context(_CacheLease(self, self._manager.lease(resolved_id)))
 
             request = _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs)
             model = self._add(request, take_lease)

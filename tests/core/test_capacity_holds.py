@@ -1,0 +1,312 @@
+"""Issue 14: the bound comes back, a chosen policy for a full cache, quiet logs.
+
+Each test would fail on the cache before it (admitted over the bound and
+stayed there until the next cold add; one warning per call; no policy).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+import lockstep
+from modelmanager import (
+    CacheFull,
+    InvalidArgument,
+    InvalidArgumentType,
+    LockTimeout,
+    ModelManager,
+    ModelManagerDecorator,
+    WithFixedSizeCache,
+)
+from modelmanager._quiet_log import QuietLog
+from models_spec.adapter import CoreAdapter
+from models_spec.fakes import ScriptedRegistry
+
+from .helpers import FakeRegistry, join, run_in_thread
+
+CACHE_LOGGER = "modelmanager.decorators.fixed_size_cache"
+
+
+def cache_of(registry: Any, max_size: int = 2, **kwargs: Any) -> WithFixedSizeCache:
+    return WithFixedSizeCache(ModelManager(registry), max_size=max_size, **kwargs)
+
+
+# ------------------------------------------------------- the issue's snippet
+
+
+@pytest.mark.parametrize("on_full", ["wait", "proceed"])
+def test_issue_snippet_ends_with_two_models(registry: FakeRegistry, on_full: str) -> None:
+    """Cache of 2, two leases, add C, give back: two models registered, not three."""
+    cache = cache_of(registry, on_full=on_full)
+    with cache.acquire("A"), cache.acquire("B"):
+        cache.add_model("C")  # every model leased (by this thread): admitted over the bound
+        assert len(cache.manager) == 3
+    assert len(cache.manager) == 2
+    assert cache.lru_order() == ["A", "C"]  # B, released first and least recent, went
+    cache.add_model("A")  # warm hit
+    assert len(cache.manager) == 2
+    cache.add_model("D")
+    assert len(cache.manager) == 2
+    stats = cache.statistics()
+    assert (stats.pinned_overflow, stats.evictions_restore) == (1, 1)
+    assert stats.restoration_failures == 0
+
+
+def test_issue_snippet_with_refuse_changes_nothing(registry: FakeRegistry) -> None:
+    """on_full="refuse": the add over a full cache raises CacheFull at once."""
+    cache = cache_of(registry, on_full="refuse")
+    with cache.acquire("A"), cache.acquire("B"):
+        with pytest.raises(CacheFull, match="every model in the cache") as caught:
+            cache.add_model("C")
+        assert caught.value.model_id == "C"
+    assert cache.lru_order() == ["A", "B"]
+    assert "C" not in registry.requested
+    stats = cache.statistics()
+    assert (stats.full_refusals, stats.pinned_overflow, stats.loads) == (1, 0, 2)
+
+
+def test_default_policy_is_wait(registry: FakeRegistry) -> None:
+    """The default full-cache policy is the bounded wait."""
+    assert cache_of(registry).on_full == "wait"
+
+
+# ------------------------------------------------------------ restoration
+
+
+def test_unpin_brings_the_bound_back(registry: FakeRegistry) -> None:
+    """Pins over the bound: unpinning evicts least recent first, down to the bound."""
+    cache = cache_of(registry, on_full="proceed")
+    cache.add_model("a", pin=True)
+    cache.add_model("b", pin=True)
+    cache.add_model("c")  # over the bound: a and b are pinned
+    assert cache.lru_order() == ["a", "b", "c"]
+    cache.unpin_model("b")
+    assert cache.lru_order() == ["a", "c"]  # b was the least recent evictable model
+    cache.unpin_model("a")
+    assert cache.lru_order() == ["a", "c"]  # within the bound: nothing goes
+    assert cache.statistics().evictions_restore == 1
+
+
+def test_restoration_never_evicts_a_leased_or_pinned_model(registry: FakeRegistry) -> None:
+    """Giving back one lease while another model is leased and one pinned."""
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    cache.add_model("p", pin=True)
+    with cache.lease("p"):
+        pass
+    with cache.acquire("a"):
+        with cache.acquire("b"):
+            pass  # b given back: over by 2; a leased and p pinned stay; b goes
+        assert cache.lru_order() == ["p", "a"]
+    assert cache.lru_order() == ["p"]  # a given back: it goes too
+    assert cache.statistics().evictions_restore == 2
+
+
+def test_a_cold_add_restores_without_evicting_what_it_loaded(registry: FakeRegistry) -> None:
+    """An add over the bound keeps its own model; the next lease end restores."""
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    with cache.acquire("a"):
+        cache.add_model("b")  # a leased: b admitted over the bound, and kept
+        assert cache.lru_order() == ["a", "b"]
+    assert cache.lru_order() == ["b"]
+
+
+def test_restoration_failure_is_counted_and_keeps_the_model(
+    registry: FakeRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An unload that fails during restoration: the model stays, counted, logged once."""
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    registry.clear_errors["a"] = RuntimeError("a busy")
+    with caplog.at_level(logging.WARNING, logger=CACHE_LOGGER):
+        with cache.acquire("a"):
+            cache.add_model("b")
+        with cache.lease("b"):
+            pass  # tries a again: fails again, held back in the log
+    assert cache.lru_order() == ["a", "b"]
+    stats = cache.statistics()
+    assert (stats.restoration_failures, stats.eviction_failures) == (2, 2)
+    assert caplog.text.count("could not bring the cache back") == 1
+    del registry.clear_errors["a"]
+    with cache.lease("b"):
+        pass
+    assert cache.lru_order() == ["b"]
+
+
+def test_restoration_through_decorators_and_inner_leases(registry: FakeRegistry) -> None:
+    """A decorator over the cache reaches its lease; a lease on the inner manager does not."""
+    cache = WithFixedSizeCache(
+        ModelManagerDecorator(ModelManager(registry)), max_size=1, on_full="proceed"
+    )
+    stack = ModelManagerDecorator(cache)
+    with stack.acquire("a"):
+        stack.add_model("b")
+    assert cache.lru_order() == ["b"]
+    with cache.manager.lease("b"):  # bypasses the cache: documented, nothing to restore
+        pass
+    assert cache.lru_order() == ["b"]
+
+
+# ------------------------------------------------------- the wait policy
+
+
+def test_wait_times_out_with_nothing_changed(registry: FakeRegistry) -> None:
+    """Every model leased by another thread for longer than the bound: LockTimeout."""
+    cache = cache_of(registry, max_size=1, queue_lock_timeout=0.05)
+    cache.add_model("a")
+    entered, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with cache.lease("a"):
+            entered.set()
+            assert release.wait(30)
+
+    holder, outcome = run_in_thread(hold)
+    assert entered.wait(30)
+    with pytest.raises(LockTimeout, match="every model in the cache"):
+        cache.add_model("b")
+    assert cache.lru_order() == ["a"]
+    assert "b" not in registry.requested
+    stats = cache.statistics()
+    assert (stats.full_waits, stats.pinned_overflow) == (1, 0)
+    assert stats.lock_timeouts >= 1
+    release.set()
+    join(holder)
+    assert outcome == {"result": None}
+
+
+def _lockstep_stack(max_size: int, **kwargs: Any) -> tuple[WithFixedSizeCache, ScriptedRegistry]:
+    registry = ScriptedRegistry()
+    cache = WithFixedSizeCache(ModelManager(registry), max_size=max_size, **kwargs)
+    return cache, registry
+
+
+def test_wait_is_woken_by_a_lease_given_back_on_every_schedule() -> None:
+    """A waiting add is woken when the other thread gives its lease back (no lost wake-up)."""
+
+    def scenario() -> None:
+        cache, _ = _lockstep_stack(1, queue_lock_timeout=30.0)
+        cache.add_model("a")
+        leased = lockstep.threading.Event()
+
+        def hold() -> None:
+            with cache.lease("a"):
+                leased.set()
+                lockstep.checkpoint("holding a")
+
+        holder = lockstep.spawn(hold, name="holder")
+        leased.wait()
+        cache.add_model("b")  # waits for the lease if it is still held, never times out
+        holder.join()
+        assert cache.lru_order() == ["b"]
+        assert len(cache.manager) == 1
+        assert cache.statistics().lock_timeouts == 0
+
+    result = lockstep.explore(
+        scenario,
+        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=False),
+        budget=400,
+        patch=CoreAdapter(0).patch_modules(),
+        progress=False,
+    )
+    assert result.failure is None, str(result.failure)
+    assert result.executions > 1
+
+
+def test_wait_is_woken_by_an_unpin(registry: FakeRegistry) -> None:
+    """A pin ending also wakes a waiting add (unpin notifies)."""
+    cache = cache_of(registry, max_size=1, queue_lock_timeout=30.0)
+    cache.add_model("p", pin=True)
+    adder, outcome = run_in_thread(cache.add_model, "x")
+    # The add waits until p is unpinned; full_waits counts it when it starts waiting.
+    assert _eventually(lambda: cache.statistics().full_waits == 1)
+    cache.unpin_model("p")
+    join(adder)
+    assert outcome == {"result": None}
+    assert cache.lru_order() == ["x"]
+
+
+def _eventually(condition: Any) -> bool:
+    """Wait (bounded, on an Event's timed wait, never sleeping) for ``condition``."""
+    tick = threading.Event()
+    for _ in range(3000):
+        if condition():
+            return True
+        tick.wait(0.01)
+    return False
+
+
+# -------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"on_full": "block"}, InvalidArgument, r"on_full must be one of 'wait', 'proceed'"),
+        ({"on_full": None}, InvalidArgumentType, "on_full must be one of"),
+        ({"max_weight": 10}, InvalidArgument, "max_weight and weigher go together"),
+        ({"weigher": lambda rid, m: 1}, InvalidArgument, "pass max_weight="),
+        ({"max_weight": 0, "weigher": lambda rid, m: 1}, InvalidArgument, "max_weight"),
+        ({"max_weight": 1.5, "weigher": lambda rid, m: 1}, InvalidArgumentType, "max_weight"),
+        ({"max_weight": 1, "weigher": "bytes"}, InvalidArgumentType, "weigher must be"),
+        ({"max_size": None}, InvalidArgument, "max_size=None bounds the cache by weight only"),
+    ],
+)
+def test_bad_capacity_arguments(
+    registry: FakeRegistry, kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    """Every new constructor argument is checked, the message says what to do."""
+    manager = ModelManager(registry)
+    manager.add_model("a")
+    with pytest.raises(error, match=match):
+        WithFixedSizeCache(manager, **kwargs)
+    assert manager.keys() == ["a"]
+
+
+# ------------------------------------------------------------- quiet logs
+
+
+def test_overflow_is_logged_once_per_id_and_counted_exactly(
+    registry: FakeRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """1,000 adds over the bound: 1,000 counted, one line per id."""
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    cache.add_model("p", pin=True)
+    with caplog.at_level(logging.WARNING, logger=CACHE_LOGGER):
+        for _ in range(500):
+            cache.add_model("x")
+            cache.remove("x")
+            cache.add_model("y")
+            cache.remove("y")
+    assert cache.statistics().pinned_overflow == 1000
+    overflow_lines = [r for r in caplog.records if "over the bound" in r.getMessage()]
+    assert [r.args[0] for r in overflow_lines] == ["x", "y"]  # type: ignore[index]
+
+
+def test_quiet_log_reports_what_it_held_back() -> None:
+    """First occurrence logged, repeats held back for the interval, then counted."""
+    now = [0.0]
+    records: list[str] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    logger = logging.getLogger("tests.quiet")
+    logger.propagate = False
+    logger.addHandler(Capture())
+    quiet = QuietLog(logger, interval=60.0, max_keys=2, clock=lambda: now[0])
+    assert quiet.warning("k", "event %s", 1) is True
+    assert quiet.warning("k", "event %s", 2) is False
+    assert quiet.warning("k", "event %s", 3) is False
+    assert quiet.held_back() == 2
+    now[0] = 61.0
+    assert quiet.warning("k", "event %s", 4) is True
+    assert records == ["event 1", "event 4 (2 more since the last report)"]
+    quiet.warning("a", "a")
+    quiet.warning("b", "b")  # max_keys=2: "k" is forgotten
+    now[0] = 62.0
+    assert quiet.warning("k", "again") is True
+    assert quiet.held_back() == 0
