@@ -273,7 +273,11 @@ class CoreAdapter:
             inner.add_model(model_id)
         for _ in range(self.depth - outer):
             inner = ModelManagerDecorator(inner)
-        cache_kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout}
+        # The spec's full-cache policy is "proceed" (admit over the bound).
+        cache_kwargs: dict[str, Any] = {
+            "queue_lock_timeout": queue_lock_timeout,
+            "on_full": "proceed",
+        }
         if memory_probe is not None:
             cache_kwargs["memory_probe"] = memory_probe
             cache_kwargs["memory_free_threshold"] = _probe_threshold(memory_probe)

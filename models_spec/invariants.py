@@ -35,7 +35,7 @@ from typing import Any, Final
 import attrs
 
 from models_spec.adapter import Snapshot
-from models_spec.fakes import Ghost
+from models_spec.fakes import Ghost, ScriptedUnloadError
 from models_spec.spec import step
 
 __all__ = [
@@ -500,6 +500,7 @@ def check_i16(
     thread: int | None = None,
     target: str | None = None,
     until: int | None = None,
+    restored: bool = False,
 ) -> None:
     """I16 errors are never masked.
 
@@ -508,9 +509,14 @@ def check_i16(
     If scripted failures happened in the operation, the first must be the one
     raised (or, for a group, every one is in it).  If none happened and
     `target`'s model was torn down successfully by this operation, raising at
-    all is a false failure.
+    all is a false failure.  `restored`: the operation ended by bringing the
+    cache back within its bound (issue 14), which swallows a failed unload by
+    design (counted in ``restoration_failures``, the model stays): unload
+    failures of an operation that raised nothing are then allowed.
     """
     failures = ghost.failures_since(since, thread, until)
+    if restored and raised is None:
+        failures = [f for f in failures if not isinstance(f, ScriptedUnloadError)]
     if failures:
         if raised is None:
             _fail("I16", f"scripted failure {failures[0]!r} was swallowed")

@@ -151,6 +151,10 @@ class SpecState:
     * `leaving`: (add id, victim) pairs, in eviction order: victims the add's
       admission chose, still registered and visible to observers until the
       add's ``evict`` (the eviction window; see `step`);
+    * `restoring`: (op id, excluded id or None, needed) of expanded
+      operations between their main point and their ``restore`` point (the
+      bound comes back there; `needed` False: nothing to restore, e.g. a
+      warm add);
     * `config`: the `SpecConfig` (excluded from equality and hashing).
     """
 
@@ -166,6 +170,7 @@ class SpecState:
     admitted: tuple[tuple[int, str, str], ...] = ()
     closed: frozenset[int] = frozenset()
     leaving: tuple[tuple[int, str], ...] = ()
+    restoring: tuple[tuple[int, str | None, bool], ...] = ()
     config: SpecConfig = attrs.field(factory=SpecConfig, eq=False, repr=False)
 
     @property
@@ -322,6 +327,29 @@ def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
     return state
 
 
+def _restore(state: SpecState, exclude: str | None = None) -> SpecState:
+    """The bound comes back (issue 14): after a lease or pin ends or a cold add finishes.
+
+    While registered plus in-flight loads exceed `max_size`, the least
+    recently used model that is neither pinned, leased, leaving nor
+    `exclude` (what the add just loaded) is evicted.  A failed `clear_cache`
+    stops it: that model stays, and the operation that triggered it still
+    succeeds.  Nothing happens while another add's victims are leaving (that
+    add restores when it ends).
+    """
+    if state.leaving:
+        return state
+    excess = len(state.registered) + len(state.in_flight()) - state.max_size
+    if excess <= 0:
+        return state
+    for victim in [v for v in state.evictable() if v != exclude][:excess]:
+        try:
+            state = _evict(state, victim)
+        except _Raise as failure:
+            return failure.state
+    return state
+
+
 def _add(state: SpecState, model_id: object, alias: object, pin: object) -> SpecState:
     mid = _check_id(model_id)
     al = _check_alias(alias)
@@ -337,21 +365,22 @@ def _add(state: SpecState, model_id: object, alias: object, pin: object) -> Spec
     state = _make_room(state, in_flight=0)
     # The registry is asked only now (the inner manager's add), after eviction.
     if not state.config.accepts(rid):
-        raise _Raise(state.config.unknown_id_error, state)
+        raise _Raise(state.config.unknown_id_error, _restore(state, rid))
     attempts = dict(state.load_attempts)
     attempt = attempts.get(rid, 0) + 1
     attempts[rid] = attempt
     state = attrs.evolve(state, load_attempts=_sorted_pairs(attempts))
     if state.config.script.fails(LOAD, rid, attempt):
-        raise _Raise("ScriptedLoadError", state, (rid, attempt))
+        raise _Raise("ScriptedLoadError", _restore(state, rid), (rid, attempt))
     models = state.models
     models[rid] = f"{rid}#{attempt}"
-    return attrs.evolve(
+    state = attrs.evolve(
         state,
         registered=_sorted_pairs(models),
         lru=(*state.lru, rid),
         pins=state.pins | {rid} if pin else state.pins,
     )
+    return _restore(state, rid)
 
 
 def _admitted_entry(state: SpecState, oid: object) -> tuple[int, str, str] | None:
@@ -528,14 +557,33 @@ def _lease(state: SpecState, model_id: object) -> tuple[SpecState, str]:
     return attrs.evolve(state, leases=_sorted_pairs(counts)), models[rid]
 
 
-def _release(state: SpecState, rid: str) -> SpecState:
+def _release(state: SpecState, rid: str, *, restore: bool = True) -> SpecState:
     counts = state.lease_counts
     if rid not in counts:
         raise _Raise("RuntimeError", state)  # releasing a lease nobody holds: a harness bug
     counts[rid] -= 1
     if not counts[rid]:
         del counts[rid]
-    return attrs.evolve(state, leases=_sorted_pairs(counts))
+    state = attrs.evolve(state, leases=_sorted_pairs(counts))
+    return _restore(state) if restore else state
+
+
+def _pending_restore(state: SpecState, oid: object, exclude: str | None, needed: bool) -> SpecState:
+    """Record that expanded operation `oid` reached its main point; its restore point follows."""
+    if not isinstance(oid, int) or isinstance(oid, bool):
+        raise ValueError(f"an operation id is an int (got {oid!r})")
+    if any(entry[0] == oid for entry in state.restoring):
+        raise _Raise(_BLOCKED, state)  # one main point per operation
+    return attrs.evolve(state, restoring=(*state.restoring, (oid, exclude, needed)))
+
+
+def _restore_point(state: SpecState, oid: object) -> SpecState:
+    """The restore point of an expanded operation: after its main point, the bound comes back."""
+    for entry in state.restoring:
+        if entry[0] == oid:
+            state = attrs.evolve(state, restoring=tuple(e for e in state.restoring if e != entry))
+            return _restore(state, entry[1]) if entry[2] else state
+    raise _Raise(_BLOCKED, state)  # a restore point follows its operation's main point
 
 
 def _arity(op: tuple[Any, ...], *sizes: int) -> None:
@@ -583,8 +631,35 @@ def _apply(
                 return ("ok", None), _evict_chosen(state, op[1])
             case "complete":
                 _arity(op, 5, 6)
-                state, token = _complete(state, op)
-                return ("ok", token), state
+                entry = _admitted_entry(state, op[1])
+                # Only a cold add restores when it ends (a warm hit or an
+                # admission error returns before the load).
+                needed = entry is not None and entry[2] == _SLOT
+                rid = entry[1] if entry is not None else None
+                try:
+                    state, token = _complete(state, op)
+                except _Raise as failure:
+                    if failure.name == _BLOCKED:
+                        raise
+                    raise _Raise(
+                        failure.name,
+                        _pending_restore(failure.state, op[1], rid, needed),
+                        failure.subject,
+                    ) from None
+                return ("ok", token), _pending_restore(state, op[1], rid, needed)
+            case "give_back":
+                _arity(op, 3)
+                state = _release(state, op[2], restore=False)
+                return ("ok", None), _pending_restore(state, op[1], None, True)
+            case "unpin_only":
+                _arity(op, 3)
+                rid = _check_id(op[2])
+                pinned = rid in state.pins
+                state = attrs.evolve(state, pins=state.pins - {rid})
+                return ("ok", None), _pending_restore(state, op[1], None, pinned)
+            case "restore":
+                _arity(op, 2)
+                return ("ok", None), _restore_point(state, op[1])
             case "remove":
                 _arity(op, 2)
                 return ("ok", None), _remove(state, op[1])
@@ -613,7 +688,10 @@ def _apply(
                 return ("ok", None), attrs.evolve(state, pins=state.pins | {_check_id(op[1])})
             case "unpin":
                 _arity(op, 2)
-                return ("ok", None), attrs.evolve(state, pins=state.pins - {_check_id(op[1])})
+                rid = _check_id(op[1])
+                if rid not in state.pins:
+                    return ("ok", None), state
+                return ("ok", None), _restore(attrs.evolve(state, pins=state.pins - {rid}))
             case "lease":
                 _arity(op, 2)
                 state, token = _lease(state, op[1])
@@ -696,8 +774,12 @@ def step(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> tuple[b
     if op_output == ("raise", LOCK_TIMEOUT):
         if isinstance(op_input, tuple) and op_input[:1] == ("complete",):
             _arity(op_input, 5, 6)
+            entry = _admitted_entry(state, op_input[1])
             try:
-                return True, _timed_out_completion(state, op_input[1])
+                state = _timed_out_completion(state, op_input[1])
+                needed = entry is not None and entry[2] == _SLOT
+                rid = entry[1] if entry is not None else None
+                return True, _pending_restore(state, op_input[1], rid, needed)
             except _Raise:
                 return False, state
         return True, state
@@ -745,6 +827,16 @@ def expand_adds(
     expanded: list[Any] = []
     for oid, op in enumerate(history):
         op_input = op.input
+        if isinstance(op_input, tuple) and op_input[:1] in (("release",), ("unpin",)):
+            # Two points: the lease given back (or the pin dropped), then the
+            # bound comes back (issue 14), within the same interval.
+            main = "give_back" if op_input[0] == "release" else "unpin_only"
+            if len(op_input) == 2 and not (
+                op.ret is not None and isinstance(op.output, tuple) and op.output[:1] == ("raise",)
+            ):
+                expanded.append(attrs.evolve(op, input=(main, oid, op_input[1])))
+                expanded.append(_restore_op(op, oid))
+                continue
         if not (isinstance(op_input, tuple) and op_input[:1] in (("add",), ("acquire",))):
             expanded.append(op)
             continue
@@ -775,8 +867,14 @@ def expand_adds(
             evict = attrs.evolve(evict, ret=None, output=None)
         elif isinstance(output, tuple) and output[:1] == ("raise",) and output[1] in errors:
             evict = attrs.evolve(evict, output=output)
-        expanded.extend((admit, evict, complete))
+        expanded.extend((admit, evict, complete, _restore_op(op, oid)))
     return tuple(expanded)
+
+
+def _restore_op(op: Any, oid: int) -> Any:
+    """The restore point of expanded operation `oid` (same process and interval)."""
+    restore = attrs.evolve(op, input=("restore", oid), output=("ok", None))
+    return restore if op.ret is not None else attrs.evolve(restore, output=None)
 
 
 def _normalise(op_input: tuple[Any, ...], output: Any) -> Any:

@@ -117,6 +117,7 @@ class SpecMachine(RuleBasedStateMachine):
         for s in self.stacks:
             before = s.snapshot()
             mark = s.ghost.mark()
+            restorations = s.stack.statistics().restoration_failures
             value: Any = None
             error: BaseException | None = None
             try:
@@ -131,7 +132,8 @@ class SpecMachine(RuleBasedStateMachine):
                 f"{s.adapter.name}: {op!r} gave {outcome!r}, spec says {expected!r}"
                 + (f" ({error!r})" if error is not None else "")
             )
-            self._postconditions(op, before, after, s, error, mark, details, removed)
+            restored = s.stack.statistics().restoration_failures > restorations
+            self._postconditions(op, before, after, s, error, mark, details, removed, restored)
         check_i8_outcomes(outcomes)
         return results
 
@@ -152,8 +154,10 @@ class SpecMachine(RuleBasedStateMachine):
         mark: int,
         details: list[tuple[str, str, int]],
         removed: tuple[str, ...],
+        restored: bool = False,
     ) -> None:
-        check_i16(error, s.ghost, since=mark, target=op[1] if op[0] == "remove" else None)
+        target = op[1] if op[0] == "remove" else None
+        check_i16(error, s.ghost, since=mark, target=target, restored=restored)
         check_i12(before, after, removed=removed)
         if op[0] not in ("add", "acquire", "remove"):
             return

@@ -44,7 +44,9 @@ inner_models) -> stack``, the keywords of `ManagerAdapter.build`."""
 
 
 def _cache_kwargs(memory_probe: Any, queue_lock_timeout: float) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout}
+    # The spec's full-cache policy is "proceed" (admit over the bound) unless
+    # a scenario names another one.
+    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": "proceed"}
     if memory_probe is not None:
         kwargs["memory_probe"] = memory_probe
         kwargs["memory_free_threshold"] = float(getattr(memory_probe, "threshold", 0.5))

@@ -37,7 +37,7 @@ def _build(
 ) -> Any:
     manager = ModelManager(registry, lock_timeout=lock_timeout)
     inner = InnermostAssumingDecorator(InnermostAssumingDecorator(manager))
-    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout}
+    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": "proceed"}
     if memory_probe is not None:
         kwargs["memory_probe"] = memory_probe
         kwargs["memory_free_threshold"] = float(getattr(memory_probe, "threshold", 0.5))
