@@ -31,6 +31,8 @@ cache's own, then the two classes it is built from):
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load.
 * ``_forget(resolved_id)`` — unlist the id after a successful unload.
+* ``_restore(exclude)`` — evict back within the bounds after a lease or pin
+  ends or a cold add finishes.
 * ``_measure_free_fraction()`` / ``_release_memory()`` — probe calls.
 * ``book_class`` (a :class:`CacheBook` subclass) and ``policy_class`` (a
   :class:`CapacityPolicy` subclass, whose methods are listed in its module).
@@ -1059,9 +1061,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     victims = policy.restoration_victims(leased, exclude)
                     if not victims:
                         return
+                    batch = object()  # this round's choices (a failure rolls back only these)
                     for victim in victims:
-                        book.choose(victim, RESTORATION)
-                self._evict(victims, "evictions_restore")
+                        book.choose(victim, RESTORATION, batch)
+                self._evict(victims, "evictions_restore", batch)
         except Exception as error:  # restoring never fails the caller's operation
             self._counters.increment("restoration_failures")
             self._quiet.warning(
