@@ -224,14 +224,18 @@ def check_i11(
     *,
     added: str | None = None,
     slack: int = 0,
+    quiescent: bool = False,
 ) -> None:
     """I11 capacity.
 
     State form: registered + in-flight loads <= max_size + (registered ids
-    pinned or leased) + `slack`.  Sound as long as no model admitted over
-    capacity lost its protection: an over-capacity admission stays until the
-    next cold add, so after an unpin or a lease release pass the models still
-    over capacity as `slack` (a sequential driver knows it from the spec).
+    pinned or leased) + `slack`.  An admission over capacity (only pinned or
+    leased models left) stays until its operation, the lease or the pin that
+    caused it ends; in the middle of a run pass the models still over
+    capacity as `slack` (a sequential driver knows it from the spec).
+    Quiescent form (`quiescent` and no lease open, no load in flight): the
+    bound has come back, so registered <= max(max_size, pinned) + `slack`
+    (`slack`: what a failed unload during restoration left over).
     Postcondition form (`added` = the id a cold add just loaded): the stack
     is within max_size unless every other registered model is pinned or
     leased.
@@ -250,6 +254,18 @@ def check_i11(
                 f"{len(snapshot.registered)} models loaded (max_size "
                 f"{snapshot.max_size}) after adding {added!r} while {sorted(others)} "
                 "were evictable",
+                registered=sorted(snapshot.registered),
+            )
+        return
+    if quiescent and not leases and not in_flight:
+        pinned = len({rid for rid in snapshot.registered if rid in pins})
+        bound = max(snapshot.max_size, pinned) + slack
+        if total > bound:
+            _fail(
+                "I11",
+                f"{len(snapshot.registered)} models loaded at quiescence (max_size "
+                f"{snapshot.max_size}, {pinned} pinned, no lease): the bound did not come "
+                "back when the leases and pins over it ended",
                 registered=sorted(snapshot.registered),
             )
         return
@@ -746,7 +762,7 @@ def _state_runners(slack: int) -> dict[str, Callable[[Snapshot, Ghost, bool], No
         "I4": lambda s, g, q: check_i4(s, g, quiescent=q),
         "I7": lambda s, g, q: check_i7(s, g, quiescent=q),
         "I9": lambda s, g, q: check_i9(s, g, quiescent=q),
-        "I11": lambda s, g, q: check_i11(s, g, slack=slack),
+        "I11": lambda s, g, q: check_i11(s, g, slack=slack, quiescent=q),
         "I13": lambda s, g, q: check_i13(s, g),
         "I14": lambda s, g, q: check_i14(s, g),
     }
