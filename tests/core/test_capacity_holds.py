@@ -215,27 +215,30 @@ def test_wait_is_woken_by_a_lease_given_back_on_every_schedule() -> None:
     assert result.executions > 1
 
 
-def test_wait_is_woken_by_an_unpin(registry: FakeRegistry) -> None:
-    """A pin ending also wakes a waiting add (unpin notifies)."""
-    cache = cache_of(registry, max_size=1, queue_lock_timeout=30.0)
-    cache.add_model("p", pin=True)
-    adder, outcome = run_in_thread(cache.add_model, "x")
-    # The add waits until p is unpinned; full_waits counts it when it starts waiting.
-    assert _eventually(lambda: cache.statistics().full_waits == 1)
-    cache.unpin_model("p")
-    join(adder)
-    assert outcome == {"result": None}
-    assert cache.lru_order() == ["x"]
+def test_wait_is_woken_by_an_unpin_on_every_schedule() -> None:
+    """A pin ending also wakes a waiting add (unpin notifies), whenever the add starts."""
 
+    def scenario() -> None:
+        cache, _ = _lockstep_stack(1, queue_lock_timeout=30.0)
+        cache.add_model("p", pin=True)
+        adder = lockstep.spawn(lambda: cache.add_model("x"), name="adder")
+        lockstep.checkpoint("before unpin")
+        cache.unpin_model("p")
+        adder.join()
+        assert cache.lru_order() == ["x"]
+        assert len(cache.manager) == 1
+        stats = cache.statistics()
+        assert (stats.lock_timeouts, stats.pinned_overflow) == (0, 0)
 
-def _eventually(condition: Any) -> bool:
-    """Wait (bounded, on an Event's timed wait, never sleeping) for ``condition``."""
-    tick = threading.Event()
-    for _ in range(3000):
-        if condition():
-            return True
-        tick.wait(0.01)
-    return False
+    result = lockstep.explore(
+        scenario,
+        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=False),
+        budget=400,
+        patch=CoreAdapter(0).patch_modules(),
+        progress=False,
+    )
+    assert result.failure is None, str(result.failure)
+    assert result.executions > 1
 
 
 # -------------------------------------------------------------- arguments
