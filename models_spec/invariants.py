@@ -234,8 +234,10 @@ def check_i11(
     caused it ends; in the middle of a run pass the models still over
     capacity as `slack` (a sequential driver knows it from the spec).
     Quiescent form (`quiescent` and no lease open, no load in flight): the
-    bound has come back, so registered <= max(max_size, pinned) + `slack`
-    (`slack`: what a failed unload during restoration left over).
+    bound has come back, so registered <= max_size + `slack` while fewer than
+    max_size models are pinned; with pins filling the bound, the last add
+    admitted over them may stay too (pinned + 1).  `slack`: what a failed
+    unload during restoration left over.
     Postcondition form (`added` = the id a cold add just loaded): the stack
     is within max_size unless every other registered model is pinned or
     leased.
@@ -259,7 +261,7 @@ def check_i11(
         return
     if quiescent and not leases and not in_flight:
         pinned = len({rid for rid in snapshot.registered if rid in pins})
-        bound = max(snapshot.max_size, pinned) + slack
+        bound = (snapshot.max_size if pinned < snapshot.max_size else pinned + 1) + slack
         if total > bound:
             _fail(
                 "I11",

@@ -336,14 +336,19 @@ def test_check_all_capacity_slack() -> None:
 
 
 def test_i11_at_quiescence_the_bound_has_come_back() -> None:
-    """With no lease and no load in flight, pins are the only excuse to exceed max_size."""
+    """With no lease and no load in flight, only pins filling the bound excuse exceeding it."""
     registry, models = loaded("a", "b", "c")
     pinned_one = snap(models, max_size=2, pins=frozenset({"a"}))
     check_i11(pinned_one)  # mid-run: the pinned model may have been admitted over the bound
     with violation("I11"):
         check_i11(pinned_one, quiescent=True)  # at quiescence b or c should have gone
     check_i11(pinned_one, quiescent=True, slack=1)  # a failed restoration leaves one over
-    check_i11(snap(models, max_size=2, pins=frozenset(models)), quiescent=True)
+    check_i11(snap(models, max_size=2, pins=frozenset({"a", "b"})), quiescent=True)  # c: +1
+    with violation("I11"):
+        check_i11(
+            snap({**models, **loaded("d")[1]}, max_size=2, pins=frozenset({"a", "b"})),
+            quiescent=True,
+        )
     leased = snap(models, max_size=2, leases={"b": 1})
     check_i11(leased, quiescent=True)  # a lease still open: the state form applies
     report = check_all(pinned_one, registry.ghost, quiescent=True, capabilities=CAPABILITIES)
