@@ -123,8 +123,8 @@ def test_the_declarations_are_needed(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("strategy", "budget"),
     [
-        ("dpor", 60),
-        pytest.param("dfs", 1000, marks=pytest.mark.slow),
+        ("dpor", 100),
+        pytest.param("dfs", 1500, marks=pytest.mark.slow),
         ("random", 10),
         ("pct", 20),
     ],
@@ -132,7 +132,8 @@ def test_the_declarations_are_needed(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_race_variant_is_caught_as_a_data_race(strategy: str, budget: int) -> None:
     """B21's unlocked counter increment is a write/write race on the counters (declared
     for lock-free reads, not for lost updates): every strategy reports it as a data
-    race (measured: DPOR 50 executions, bounded DFS 810, random 1, PCT 5)."""
+    race (measured: DPOR 63 executions, bounded DFS 1066, random 1, PCT 5, since the
+    cache's lease wrapper and restoration added switch points)."""
     from models_spec.catalogue import load
 
     entry = load().variants_of("B21")[0]

@@ -120,7 +120,8 @@ class CacheBook:
         "lru": "the cache's __contains__, __getitem__ and in_flight_loads",
         "marks": "the cache's __getitem__ test before an unload wait",
         "pins": "the cache's pinned() copy",
-        "slots": "the cache's in_flight_loads() copy",
+        "slots": "the cache's in_flight_loads() copy and _restore()'s len() hint",
+        "weights": "the cache's weights() copy",
     }
 
     def __init__(self) -> None:

@@ -362,6 +362,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "__getitem__ tests it without the lock before waiting for a committed victim's "
             "unload (the wait rechecks under the lock)"
         ),
+        "_full_waiters": (
+            "a lease given back reads it without the lock to skip the notify when no add "
+            "waits for room; a waiter counts itself under the lock before it reads the "
+            "lease counts, so a lease ended after that read sees the count"
+        ),
     }
 
     book_class: ClassVar[type[CacheBook]] = CacheBook
