@@ -120,7 +120,7 @@ class CacheBook:
         "lru": "the cache's __contains__, __getitem__ and in_flight_loads",
         "marks": "the cache's __getitem__ test before an unload wait",
         "pins": "the cache's pinned() copy",
-        "slots": "the cache's in_flight_loads() copy and _restore()'s len() hint",
+        "slots": "the cache's in_flight_loads() copy",
         "weights": "the cache's weights() copy",
     }
 

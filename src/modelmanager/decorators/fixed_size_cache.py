@@ -362,6 +362,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "__getitem__ tests it without the lock before waiting for a committed victim's "
             "unload (the wait rechecks under the lock)"
         ),
+        "_maybe_over": (
+            "_restore reads it without the lock to skip the common case (never over the "
+            "bounds); it is set under the lock before any admission over them, and the add "
+            "that set it restores when it ends"
+        ),
         "_full_waiters": (
             "a lease given back reads it without the lock to skip the notify when no add "
             "waits for room; a waiter counts itself under the lock before it reads the "
@@ -413,6 +418,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
         # estimate for its next load) and the adds waiting for a full cache.
         self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
         self._full_waiters = 0
+        # Whether the cache may be over its bounds (an admission over them, a
+        # weighted commit); set and cleared under _lru_lock, read without it by
+        # _restore, so the common case (never over) costs one read.
+        self._maybe_over = False
         # Leases held through this cache by the current thread (wait policy).
         self._held = threading.local()
         self._quiet = QuietLog(logger)
@@ -967,6 +976,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     "a lease is given back, or unpin a model or raise the bound",
                 )
             self._counters.increment("pinned_overflow")
+            self._maybe_over = True
             self._quiet.warning(
                 ("overflow", resolved_id),
                 "admitting model %r over the bound (%s): every registered model is pinned or "
@@ -1011,17 +1021,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
     # ------------------------------------------------- leases and restoration
 
     def _lease_taken(self) -> None:
-        """A lease through this cache was taken by the current thread."""
-        held = self._held
-        held.count = getattr(held, "count", 0) + 1
+        """A lease through this cache was taken by the current thread (counted for "wait")."""
+        if self._on_full == "wait":
+            held = self._held
+            held.count = getattr(held, "count", 0) + 1
 
     def _lease_given_back(self) -> None:
         """A lease through this cache was given back: wake waiters, restore the bound."""
-        held = self._held
-        held.count = getattr(held, "count", 0) - 1  # a lease ended in another thread: < 0
-        if self._full_waiters:
-            with self._lru_changed:  # unbounded: a short notify, like _forget
-                self._lru_changed.notify_all()
+        if self._on_full == "wait":
+            held = self._held
+            held.count = getattr(held, "count", 0) - 1  # a lease ended in another thread: < 0
+            if self._full_waiters:
+                with self._lru_changed:  # unbounded: a short notify, like _forget
+                    self._lru_changed.notify_all()
         self._restore()
 
     def _holds_lease(self) -> bool:
@@ -1045,22 +1057,23 @@ class WithFixedSizeCache(ModelManagerDecorator):
         victims' lifecycle waits are bounded by the manager's
         ``lock_timeout``.
         """
-        book, policy = self._book, self._policy
-        max_size, max_weight = self._max_size, self._max_weight
-        # A lock-free hint first, so the common case (within the bounds) costs
-        # a few reads: it can only over-estimate the occupancy (every slot
-        # counts) and the weight (any slot sends it to the exact check).
-        slots = book.slots
-        within_count = max_size is None or len(book.lru) + len(slots) <= max_size
-        within_weight = max_weight is None or (not slots and book.committed_weight <= max_weight)
-        if within_count and within_weight:
+        # A lock-free hint first, so the common case (never over the bounds)
+        # costs one read. Only an admission over the bounds or a weighted
+        # commit (both under the lock) set it: a read that misses a concurrent
+        # set is ordered before that admission, whose add restores when it ends.
+        if not self._maybe_over:
             return
+        book, policy = self._book, self._policy
         try:
             # Each round evicts at least one victim or finds one rescued or
             # gone since its choice; a bounded number of rounds ends it.
             for _ in range(len(book.lru) + 1):
                 with self._lru_guard():
                     if book.evictions_undecided():
+                        return
+                    count, weight = policy.excess()
+                    if count <= 0 and weight <= 0:
+                        self._maybe_over = False
                         return
                     leased = frozenset(self._manager.lease_counts())
                     victims = policy.restoration_victims(leased, exclude)
@@ -1268,6 +1281,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._book.commit(resolved_id, payload, weight)
             if self._weigher is not None:
                 self._estimates[resolved_id] = weight
+                self._maybe_over = True  # the estimate may have been low: _restore checks
             if pin:
                 self._book.pin(resolved_id)
             self._lru_changed.notify_all()
