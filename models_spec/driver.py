@@ -635,9 +635,9 @@ class Driver:
             # An acquire is judged over its entry (the add) only: its body's ops
             # are judged on their own.
             until = self._entered.pop(ident, None) if op.kind == "acquire" else None
-            # An add ends by bringing the cache back within its bound (issue 14):
+            # An add or a removal ends by bringing the cache back within its bound:
             # a failed unload there is swallowed by design (the model stays).
-            restored = op.kind in ("add", "acquire") and "capacity" in self.caps
+            restored = op.kind in ("add", "acquire", "remove") and "capacity" in self.caps
             self._guard(
                 lambda: check_i16(
                     error,

@@ -663,6 +663,22 @@ def _apply(
             case "remove":
                 _arity(op, 2)
                 return ("ok", None), _remove(state, op[1])
+            case "remove_only":
+                # The main point of a two-point remove; its restore point follows.
+                # It never evicts the id it removes (a failed remove leaves it).
+                _arity(op, 3)
+                target = _check_id(op[2])
+                try:
+                    state = _remove(state, target)
+                except _Raise as failure:
+                    if failure.name == _BLOCKED:
+                        raise
+                    raise _Raise(
+                        failure.name,
+                        _pending_restore(failure.state, op[1], target, True),
+                        failure.subject,
+                    ) from None
+                return ("ok", None), _pending_restore(state, op[1], target, True)
             case "clear":
                 _arity(op, 1)
                 if state.leaving:
@@ -772,6 +788,13 @@ def step(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> tuple[b
     legal, no effect).
     """
     if op_output == ("raise", LOCK_TIMEOUT):
+        if isinstance(op_input, tuple) and op_input[:1] == ("remove_only",):
+            _arity(op_input, 3)
+            try:
+                target = _check_id(op_input[2])
+                return True, _pending_restore(state, op_input[1], target, True)
+            except _Raise:
+                return False, state
         if isinstance(op_input, tuple) and op_input[:1] == ("complete",):
             _arity(op_input, 5, 6)
             entry = _admitted_entry(state, op_input[1])
@@ -821,6 +844,10 @@ def expand_adds(
       (nothing was admitted);
     * never returned (``ret=None``): all three indeterminate.
 
+    A ``remove`` becomes ``("remove_only", id, model_id)`` (its output) and
+    ``("restore", id)``, as a lease given back or an unpin does: the cache
+    restores its bound when a removal ends, whatever its outcome.
+
     Every other operation is kept as it is.
     """
     errors = frozenset(admission_errors)
@@ -837,17 +864,22 @@ def expand_adds(
                 expanded.append(attrs.evolve(op, input=(main, oid, op_input[1])))
                 expanded.append(_restore_op(op, oid))
                 continue
+        output = op.output
+        if (
+            isinstance(op_input, tuple)
+            and op_input[:1] == ("remove",)
+            and len(op_input) == 2
+            and not _argument_error(op, output)
+        ):
+            # Two points: the removal, then the bound comes back (a restoration
+            # that waited for the id's lifecycle may have left that to it).
+            expanded.append(attrs.evolve(op, input=("remove_only", oid, op_input[1])))
+            expanded.append(_restore_op(op, oid))
+            continue
         if not (isinstance(op_input, tuple) and op_input[:1] in (("add",), ("acquire",))):
             expanded.append(op)
             continue
-        output = op.output
-        if (
-            op.ret is not None
-            and isinstance(output, tuple)
-            and len(output) == 2
-            and output[0] == "raise"
-            and str(output[1]).startswith("InvalidArgument")
-        ):
+        if _argument_error(op, output):
             expanded.append(op)
             continue
         if op_input[0] == "add":
@@ -869,6 +901,17 @@ def expand_adds(
             evict = attrs.evolve(evict, output=output)
         expanded.extend((admit, evict, complete, _restore_op(op, oid)))
     return tuple(expanded)
+
+
+def _argument_error(op: Any, output: Any) -> bool:
+    """Whether `op` returned an argument error (``InvalidArgument*``): nothing happened."""
+    return (
+        op.ret is not None
+        and isinstance(output, tuple)
+        and len(output) == 2
+        and output[0] == "raise"
+        and str(output[1]).startswith("InvalidArgument")
+    )
 
 
 def _restore_op(op: Any, oid: int) -> Any:

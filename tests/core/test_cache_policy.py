@@ -115,21 +115,39 @@ def test_capacity_victims_are_the_least_recent_evictable() -> None:
 
 
 def test_still_chosen_revalidates_capacity_victims_only() -> None:
-    """A capacity victim stays chosen while needed and least recent; a memory one always."""
+    """A capacity victim stays chosen while needed and least recent; a memory one always.
+
+    The add that chose it holds its slot while it evicts (``admit_held``), so
+    "needed" is what is over the bounds with that slot counted.
+    """
     book, registered, policy = make("a", "b", "c")
     assert policy.still_chosen("c", None, NONE)  # memory: the probe decided
+    book.reserve("x")  # x's slot, reserved with its victims
     assert policy.still_chosen("a", "x", NONE)  # x needs one slot: a is least recent
     assert not policy.still_chosen("b", "x", NONE)  # b is not what x needs
-    book.reserve("x")
-    assert not policy.still_chosen("a", "x", NONE)  # another add of x holds a slot: shared
-    book.release("x")
     book.start_remove("c")
     registered.discard("c")  # a removal made room meanwhile
     assert not policy.still_chosen("a", "x", NONE)
     registered.add("c")
     book.fail_remove("c")
     assert not policy.still_chosen("a", "x", {"a"})  # leased since: not evictable
-    assert not policy.still_chosen("a", "a", NONE)  # a loaded id needs no room
+    book.release("x")
+    assert not policy.still_chosen("a", "x", NONE)  # x gave its slot back: nothing over
+
+
+def test_admit_held_keeps_the_slot_and_evicts_what_is_still_over() -> None:
+    """An add holding its slot evicts the next least-recent model when a victim was
+    rescued, reserves once within the bound, and is FULL when nothing can go."""
+    book, _, policy = make("a", "b", "c")
+    book.reserve("x")
+    assert policy.admit_held("x", NONE) == (Admission.EVICT, ["a"])
+    assert policy.admit_held("x", {"a"}) == (Admission.EVICT, ["b"])
+    assert policy.admit_held("x", {"a", "b", "c"}) == (Admission.FULL, [])
+    book.choose("a", "x")
+    assert policy.admit_held("x", NONE) == (Admission.WAIT, [])  # its eviction is undecided
+    book.start_unload("a")
+    book.forget("a")
+    assert policy.admit_held("x", NONE) == (Admission.RESERVE, [])
 
 
 @pytest.mark.parametrize("shared", ["slot", "present"])

@@ -158,9 +158,18 @@ class _User:
             assert self.go_out.wait(GATE), "test never let U give the lease back"
 
 
-def _full_cache(max_size: int, *preload: str, **options: Any) -> tuple[_Manager, _Cache]:
+class _UnrestoredCache(_Cache):
+    """Stays over its bound after pins end (restoration off): a batch of two victims."""
+
+    def _restore(self, exclude: str | None = None) -> None:
+        pass
+
+
+def _full_cache(
+    max_size: int, *preload: str, cache_class: type[_Cache] = _Cache, **options: Any
+) -> tuple[_Manager, _Cache]:
     manager = _Manager(FakeRegistry())
-    cache = _Cache(manager, max_size, **options)
+    cache = cache_class(manager, max_size, **options)
     for model_id in preload:
         cache.add_model(model_id)
     return manager, cache
@@ -223,9 +232,11 @@ def test_a_batch_whose_first_victim_is_busy_does_not_hold_the_others() -> None:
     """T chooses X and W; X's lifecycle is busy (R waits for U's lease on it).
 
     T must not wait for X holding W's choice either: it drops both, evicts W
-    (X is leased now) and admits over capacity; U's add of Y goes through.
+    (X is leased now) and admits over capacity (``on_full="proceed"``: the
+    default would wait for U's lease to end); U's add of Y goes through.
+    Restoration is off so that the unpins leave the cache over its bound.
     """
-    manager, cache = _full_cache(2, "X", "W")
+    manager, cache = _full_cache(2, "X", "W", cache_class=_UnrestoredCache, on_full="proceed")
     cache.pin_model("X")
     cache.pin_model("W")
     cache.add_model("P", pin=True)  # over capacity: X, W, P loaded
@@ -297,10 +308,14 @@ def test_a_busy_victim_committed_by_another_eviction_keeps_its_unload_mark(
     """A's choice of X is rescued by a use; B chooses X again; A's eviction then
     commits X under B's choice (it revalidates as if choosing now) and unloads it.
     B finds X busy: dropping its choices must leave that UNLOADING mark alone (the
-    unload that set it resolves it), or X would look loaded while torn down."""
+    unload that set it resolves it), or X would look loaded while torn down.
+
+    A holds its slot while it evicts, so B needs two victims (W, then X): with
+    a cache of one, B would wait for A's load instead of choosing X."""
     manager = _Manager(registry)
-    cache = _Cache(manager, 1)
+    cache = _Cache(manager, 2)
     cache.add_model("X")
+    cache.add_model("W")
     a_reached, a_resume = cache.gate("A")
     b_reached, b_resume = cache.gate("B")
     entered, release = threading.Event(), threading.Event()

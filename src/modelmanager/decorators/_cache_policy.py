@@ -31,6 +31,8 @@ subclassing :class:`CapacityPolicy` and naming the subclass in the cache's
 * :meth:`CapacityPolicy.capacity_victims` / :meth:`CapacityPolicy.memory_victims`.
 * :meth:`CapacityPolicy.still_chosen` — the revalidation at an eviction's commit.
 * :meth:`CapacityPolicy.admit` — the whole admission decision.
+* :meth:`CapacityPolicy.admit_held` — the next round of an admission that
+  holds its slot (reserved with its first victims, kept until it loads).
 * :meth:`CapacityPolicy.oversized` — a model that fits only alone.
 * :meth:`CapacityPolicy.restoration_victims` — what goes to bring an
   over-full cache back within its bounds (after a lease or pin ends).
@@ -61,7 +63,8 @@ class Admission(enum.Enum):
     RESERVE = "reserve"
     """Room is there (or a slot for the same id is shared): reserve a slot."""
     EVICT = "evict"
-    """Evict the returned victims (outside the lock), then decide again."""
+    """Reserve a slot, evict the returned victims (outside the lock) holding it,
+    then decide again (:meth:`CapacityPolicy.admit_held`)."""
     WAIT = "wait"
     """Wait (bounded) for an in-flight load or an undecided eviction, then decide again."""
     FULL = "full"
@@ -90,6 +93,9 @@ class CapacityPolicy:
         self.max_size = max_size
         self.max_weight = max_weight
         self.estimates: Mapping[str, int] = estimates if estimates is not None else {}
+        self.restoring_exclude: str | None = None
+        """What the restoration whose victims are undecided must not evict (its
+        ``exclude``; evictions run one at a time, so there is at most one)."""
 
     # ----------------------------------------------------------- occupancy
 
@@ -226,12 +232,12 @@ class CapacityPolicy:
         if requester is None:
             return True
         if requester == RESTORATION:
-            return victim in self.restoration_victims(leased, None)
-        if requester in self.book.slots or self.present(requester):
-            return False  # another add of the same id holds a slot now: it shares it
-        # A removal or a released slot may have made room meanwhile.
-        need, weight = self.needed(requester), self.weight_needed(requester)
-        return victim in self._victims(need, weight, leased, requester)
+            return victim in self.restoration_victims(leased, self.restoring_exclude)
+        # The add that chose it holds its slot while it evicts (counted in the
+        # occupancy, see admit_held): what is over the bounds now is what must
+        # go. A removal or a released slot may have made room meanwhile.
+        count, weight = self.excess()
+        return victim in self._victims(count, weight, leased, requester)
 
     def oversized(self, requester: str) -> bool:
         """Whether ``requester`` alone (as last loaded) weighs more than ``max_weight``.
@@ -285,4 +291,28 @@ class CapacityPolicy:
             return Admission.WAIT, []
         if victims:
             return Admission.EVICT, victims  # evict what can go; the next pass is FULL
+        return Admission.FULL, []
+
+    def admit_held(self, resolved_id: str, leased: Collection[str]) -> tuple[Admission, list[str]]:
+        """The next step of an admission that holds its slot (after an eviction round).
+
+        An add keeps the slot it reserved with its first victims until it
+        loads: the room its evictions free is its own, so no other add (or a
+        reload of a victim) takes it between rounds. The slot is counted in
+        the occupancy, so what is over the bounds is what must still go (a
+        victim rescued by a use since its choice): EVICT the next least-recent
+        evictable models, WAIT while another eviction is undecided or a load
+        awaits its commit, RESERVE (keep the slot) once within the bounds.
+        FULL when too few models are evictable: the caller gives its slot
+        back and decides afresh, so an add short of room never holds a slot
+        that another add waits for.
+        """
+        count, weight = self.excess()
+        if count <= 0 and weight <= 0:
+            return Admission.RESERVE, []
+        if self.book.evictions_undecided() or self.committing():
+            return Admission.WAIT, []
+        victims = self._victims(count, weight, leased, resolved_id)
+        if self._covers(victims, count, weight):
+            return Admission.EVICT, victims
         return Admission.FULL, []

@@ -169,6 +169,15 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
 
 
+class _Admitting:
+    """One add's admission: whether it holds its slot while still making room."""
+
+    __slots__ = ("holding",)
+
+    def __init__(self) -> None:
+        self.holding = False
+
+
 class _VictimBusy(Exception):
     """Internal: another thread holds a chosen victim's lifecycle.
 
@@ -353,6 +362,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
     # the bookkeeping's containers (aliases of CacheBook.lru / .marks), written only
     # under the bookkeeping lock.
     __benign_races__: ClassVar[dict[str, str]] = {
+        "_admitting": (
+            "in_flight_loads copies it without the lock (one atomic copy): an introspection "
+            "count, never a decision; the slot is released before the entry goes"
+        ),
         "_lru": (
             "__contains__, __getitem__ and in_flight_loads read it without the lock (the "
             "committed view: the inner registry is read first, and an id enters the LRU "
@@ -418,6 +431,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         # estimate for its next load) and the adds waiting for a full cache.
         self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
         self._full_waiters = 0
+        # Guarded by _lru_lock: id -> adds that hold its slot while still making
+        # room (their victims undecided); in_flight_loads() leaves them out.
+        self._admitting: dict[str, int] = {}
         # Whether the cache may be over its bounds (an admission over them, a
         # weighted commit); set and cleared under _lru_lock, read without it by
         # _restore, so the common case (never over) costs one read.
@@ -594,10 +610,20 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """Remove through the inner layer; the LRU entry goes only on success.
 
         A failed remove leaves the registry and the exact LRU order unchanged
-        (I5). Pins survive. Unknown ids are a silent no-op.
+        (I5). Pins survive. Unknown ids are a silent no-op. Whatever the
+        outcome, the remove ends by bringing the cache back within its bounds
+        (never by evicting ``model_id`` itself: a failed remove does not
+        unload it after all): a restoration that waited for this id's
+        lifecycle meanwhile may have timed out and left that to it.
         """
         check_model_id(model_id)
         check_bool(delete_from_disk, "delete_from_disk")
+        try:
+            self._remove_locked(model_id, delete_from_disk)
+        finally:
+            self._restore(exclude=model_id)
+
+    def _remove_locked(self, model_id: str, delete_from_disk: bool) -> None:
         with self._manager.lifecycle(model_id):
             # Marked (before any change) so that, between the inner layer's
             # unregistration and _forget, the id counts as gone here too.
@@ -748,6 +774,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def in_flight_loads(self) -> int:
         """Cold loads in progress that hold a capacity slot (lock-free).
 
+        An add still making room (its slot reserved, its victims not gone yet)
+        is not counted: its victims still count as loaded.
+
         Counts reserved ids that are not registered in the inner layer yet, so
         the inner layer's ``len(keys())`` plus ``in_flight_loads()`` is the
         cache's occupancy even in the moment between the inner registration and
@@ -755,11 +784,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
         commit on).
         """
         book = self._book
-        reserved, lru = list(book.slots), dict(book.lru)
+        reserved, lru, admitting = dict(book.slots), dict(book.lru), dict(self._admitting)
         return sum(
             1
-            for resolved_id in reserved
-            if resolved_id not in lru and resolved_id not in self._manager
+            for resolved_id, held in reserved.items()
+            if held > admitting.get(resolved_id, 0)
+            and resolved_id not in lru
+            and resolved_id not in self._manager
         )
 
     def refresh(self, model_id: str) -> None:
@@ -837,7 +868,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._manager.lifecycle(resolved_id):
             if self._warm_hit(resolved_id, request):
                 return after_load(resolved_id) if after_load is not None else None
-        self._admit(resolved_id)
+        try:
+            self._admit(resolved_id)
+        except BaseException:
+            # A restoration that found this add's evictions undecided left the
+            # bound to it (``_restore``): it restores even when it fails.
+            self._restore()
+            raise
         holding_slot = True
         try:
             with self._manager.lifecycle(resolved_id):
@@ -920,39 +957,106 @@ class WithFixedSizeCache(ModelManagerDecorator):
         )
 
     def _admit(self, resolved_id: str) -> None:
+        """Make room for ``resolved_id`` and reserve its capacity slot (held on return).
+
+        The slot is reserved with the first victims and held across eviction
+        rounds, so the room they free is this add's: admission is one instant,
+        as the spec has it, and a victim reloaded meanwhile must make room of
+        its own (I15). On failure (a timeout, a refusal, an unload error)
+        nothing is held.
+        """
         deadline = time.monotonic() + self._queue_lock_timeout
         if self._memory_free_threshold > 0:
             self._evict_for_memory(resolved_id, deadline)
+        ticket = _Admitting()
         busy: str | None = None  # a victim found busy on the last pass
-        while True:
-            batch = object()  # this pass's choices (a failure rolls back only these)
-            with self._lru_guard(deadline):
-                victims = self._reserve_or_select_locked(resolved_id, deadline)
-                if not victims:
-                    return
-                if busy not in victims:
-                    for victim in victims:
-                        self._book.choose(victim, resolved_id, batch)
-            if busy is not None and busy in victims:
-                self._await_lifecycle(busy)
-                busy = None
-                continue
-            # A victim whose choice no longer holds at its commit is dropped
-            # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
-            try:
-                self._evict(victims, "evictions_capacity", batch)
-            except _VictimBusy as error:
-                busy = error.victim
+        try:
+            while True:
+                batch = object()  # this pass's choices (a failure rolls back only these)
+                with self._lru_guard(deadline):
+                    victims = self._reserve_or_select_locked(resolved_id, deadline, ticket)
+                    if not victims:
+                        return
+                    if busy in victims:
+                        # Wait for the busy victim's lifecycle holding nothing, not
+                        # even the slot (I17): another add may be waiting for it.
+                        self._give_back_locked(resolved_id, ticket)
+                    else:
+                        for victim in victims:
+                            self._book.choose(victim, resolved_id, batch)
+                if busy is not None and busy in victims:
+                    self._await_lifecycle(busy)
+                    busy = None
+                    continue
+                # A victim whose choice no longer holds at its commit is dropped
+                # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
+                try:
+                    self._evict(victims, "evictions_capacity", batch)
+                except _VictimBusy as error:
+                    busy = error.victim
+        except BaseException as error:
+            if ticket.holding:
+                try:
+                    with self._lru_changed:  # unbounded: a short release, like _forget
+                        self._give_back_locked(resolved_id, ticket)
+                except BaseException as secondary:  # keep the first error (I16)
+                    attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
+            raise
 
-    def _reserve_or_select_locked(self, resolved_id: str, deadline: float) -> list[str]:
+    def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
+        """An admission that holds its slot gives it back (lock held).
+
+        The slot goes first: a lock-free ``in_flight_loads()`` never counts it
+        as a load in flight.
+        """
+        self._book.release(resolved_id)
+        self._end_admitting(resolved_id, ticket)
+        self._lru_changed.notify_all()
+
+    def _end_admitting(self, resolved_id: str, ticket: _Admitting) -> None:
+        """The add stops making room (lock held): it loads now, or gives its slot back."""
+        ticket.holding = False
+        left = self._admitting[resolved_id] - 1
+        if left:
+            self._admitting[resolved_id] = left
+        else:
+            del self._admitting[resolved_id]
+            self._lru_changed.notify_all()  # adds of the same id wait for it to end
+
+    def _reserve_or_select_locked(
+        self, resolved_id: str, deadline: float, ticket: _Admitting
+    ) -> list[str]:
+        """The next victims to evict holding the slot (``ticket.holding``), or none:
+        admitted, the slot held and the ticket ended."""
         policy = self._policy
+        book = self._book
         waited = False
         while True:
             leased = frozenset(self._manager.lease_counts())
-            decision, victims = policy.admit(resolved_id, leased)
-            if decision is Admission.RESERVE:
-                self._book.reserve(resolved_id)
-                return []
+            if ticket.holding:
+                decision, victims = policy.admit_held(resolved_id, leased)
+                if decision is Admission.RESERVE:
+                    self._end_admitting(resolved_id, ticket)
+                    return []
+                if decision is Admission.FULL:
+                    # Too few evictable models left (a victim was rescued): give the
+                    # slot back and decide as a new admission (wait, refuse or proceed).
+                    self._give_back_locked(resolved_id, ticket)
+                    continue
+            elif resolved_id in self._admitting:
+                # Another add of this id is still making room: its slot is shared
+                # only once that room is there (the load must not come before it).
+                self._wait_locked(deadline, resolved_id)
+                continue
+            else:
+                decision, victims = policy.admit(resolved_id, leased)
+                if decision is Admission.EVICT:
+                    book.reserve(resolved_id)
+                    self._admitting[resolved_id] = self._admitting.get(resolved_id, 0) + 1
+                    ticket.holding = True
+                elif decision is Admission.RESERVE:
+                    book.reserve(resolved_id)
+                    return []
             if decision is Admission.EVICT:
                 return victims
             if decision is Admission.WAIT:
@@ -984,7 +1088,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 resolved_id,
                 self._bounds(),
             )
-            self._book.reserve(resolved_id)
+            book.reserve(resolved_id)
             return []
 
     def _bounds(self) -> str:
@@ -1051,7 +1155,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         model unpinned or an add finished. Never evicts ``exclude`` (the
         model an add just loaded) nor a pinned, leased or in-progress model.
         Never waits for another eviction: while one is undecided, the add
-        (or restoration) that started it restores when it ends.
+        (or restoration) that started it restores when it ends. A victim
+        whose lifecycle another thread holds is waited for, holding nothing of
+        this cache, and the round decided again.
         Never raises (an unload failure or a timeout stops it, counted in
         ``restoration_failures`` and logged once per kind per minute); the
         victims' lifecycle waits are bounded by the manager's
@@ -1077,12 +1183,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         return
                     leased = frozenset(self._manager.lease_counts())
                     victims = policy.restoration_victims(leased, exclude)
+                    policy.restoring_exclude = exclude  # for the revalidation at commit
                     if not victims:
                         return
                     batch = object()  # this round's choices (a failure rolls back only these)
                     for victim in victims:
                         book.choose(victim, RESTORATION, batch)
-                self._evict(victims, "evictions_restore", batch)
+                try:
+                    self._evict(victims, "evictions_restore", batch)
+                except _VictimBusy as busy:
+                    # Its holder (a use, a pin, a removal) ends without us: wait
+                    # for it holding nothing (as an add does), then decide again.
+                    # Giving up here left the bound to nobody (I11 at quiescence).
+                    self._await_lifecycle(busy.victim)
         except Exception as error:  # restoring never fails the caller's operation
             self._counters.increment("restoration_failures")
             self._quiet.warning(
