@@ -584,3 +584,35 @@ def test_joined_add_does_not_move_the_id_again(registry: FakeRegistry) -> None:
     assert [m.model_id for m in registry.constructed] == ["y", "x"]
     assert cache.statistics().hits == 1
     assert_quiescent(cache)
+
+
+def test_an_add_keeps_its_slot_across_eviction_rounds(registry: FakeRegistry) -> None:
+    """The room an add's victims free is its own (I15 on B17): a victim reloaded
+    between the add's rounds makes room of its own, and the add evicts once.
+
+    Without the held slot the reload took the freed room (``z`` still loaded
+    when it returned) and the add's next round evicted ``z`` for the same load.
+    """
+
+    class Reloading(WithFixedSizeCache):
+        seen: list[tuple[list[str], int]] = []
+
+        def _evict(self, victims: list[str], cause: str, batch: object) -> int:
+            evicted = super()._evict(victims, cause, batch)
+            if cause == "evictions_capacity" and not self.seen:
+                self.seen.append((list(victims), self.in_flight_loads()))
+                self.add_model("x")  # the first victim comes back between rounds
+                self.seen.append((self.lru_order(), self.in_flight_loads()))
+            return evicted
+
+    cache = Reloading(ModelManager(registry), max_size=2)  # type: ignore[arg-type]
+    cache.add_model("x")
+    cache.add_model("z")
+    cache.add_model("y")
+    # y's first round evicted x holding its slot (not counted as a load in
+    # flight while y is still making room); x's reload had to evict z itself.
+    assert Reloading.seen == [(["x"], 0), (["x"], 0)]
+    assert cache.lru_order() == ["x", "y"]
+    assert [m.model_id for m in registry.constructed] == ["x", "z", "x", "y"]
+    assert cache.statistics().evictions_capacity == 2  # x for y, z for x: one each
+    assert_quiescent(cache)
