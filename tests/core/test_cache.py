@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import ClassVar
 
 import pytest
 
@@ -595,7 +596,7 @@ def test_an_add_keeps_its_slot_across_eviction_rounds(registry: FakeRegistry) ->
     """
 
     class Reloading(WithFixedSizeCache):
-        seen: list[tuple[list[str], int]] = []
+        seen: ClassVar[list[tuple[list[str], int]]] = []
 
         def _evict(self, victims: list[str], cause: str, batch: object) -> int:
             evicted = super()._evict(victims, cause, batch)
