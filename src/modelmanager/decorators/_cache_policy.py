@@ -267,14 +267,20 @@ class CapacityPolicy:
 
     # ----------------------------------------------------------- admission
 
-    def admit(self, resolved_id: str, leased: Collection[str]) -> tuple[Admission, list[str]]:
+    def admit(
+        self, resolved_id: str, leased: Collection[str], partial: bool = True
+    ) -> tuple[Admission, list[str]]:
         """The next step of ``resolved_id``'s admission (see :class:`Admission`).
 
         Evictions run one at a time: while another add's victim is undecided,
         or a load is registered inside but not committed here, the answer is
         WAIT (choosing around it would not be linearizable if it fails). An
         add short of evictable models waits for in-flight loads *before*
-        evicting anything, so a timeout changes nothing.
+        evicting anything, so a timeout changes nothing. Short of evictable
+        models with nothing in flight, it evicts what can go first only when
+        ``partial`` (the add will then be admitted over the bound); otherwise
+        the answer is FULL at once, so an add that then waits or is refused
+        has evicted nothing for it.
         """
         book = self.book
         if resolved_id in book.slots or self.present(resolved_id):
@@ -289,7 +295,7 @@ class CapacityPolicy:
             return Admission.EVICT, victims
         if self.in_flight():
             return Admission.WAIT, []
-        if victims:
+        if victims and partial:
             return Admission.EVICT, victims  # evict what can go; the next pass is FULL
         return Admission.FULL, []
 

@@ -172,9 +172,10 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 class _Admitting:
     """One add's admission: whether it holds its slot while still making room."""
 
-    __slots__ = ("holding",)
+    __slots__ = ("holding", "resolved_id")
 
-    def __init__(self) -> None:
+    def __init__(self, resolved_id: str) -> None:
+        self.resolved_id = resolved_id
         self.holding = False
 
 
@@ -434,6 +435,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         # Guarded by _lru_lock: id -> adds that hold its slot while still making
         # room (their victims undecided); in_flight_loads() leaves them out.
         self._admitting: dict[str, int] = {}
+        # Guarded by _lru_lock: eviction batch -> the admission that chose it, so a
+        # failed unload gives that add's slot back in the same step (module doc).
+        self._batch_tickets: dict[object, _Admitting] = {}
         # Whether the cache may be over its bounds (an admission over them, a
         # weighted commit); set and cleared under _lru_lock, read without it by
         # _restore, so the common case (never over) costs one read.
@@ -868,13 +872,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         with self._manager.lifecycle(resolved_id):
             if self._warm_hit(resolved_id, request):
                 return after_load(resolved_id) if after_load is not None else None
-        try:
-            self._admit(resolved_id)
-        except BaseException:
-            # A restoration that found this add's evictions undecided left the
-            # bound to it (``_restore``): it restores even when it fails.
-            self._restore()
-            raise
+        self._admit(resolved_id)
         holding_slot = True
         try:
             with self._manager.lifecycle(resolved_id):
@@ -968,8 +966,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         deadline = time.monotonic() + self._queue_lock_timeout
         if self._memory_free_threshold > 0:
             self._evict_for_memory(resolved_id, deadline)
-        ticket = _Admitting()
+        ticket = _Admitting(resolved_id)
         busy: str | None = None  # a victim found busy on the last pass
+        chose = False  # whether this add chose victims (its admission took effect)
         try:
             while True:
                 batch = object()  # this pass's choices (a failure rolls back only these)
@@ -982,8 +981,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         # even the slot (I17): another add may be waiting for it.
                         self._give_back_locked(resolved_id, ticket)
                     else:
+                        chose = True
                         for victim in victims:
                             self._book.choose(victim, resolved_id, batch)
+                        self._batch_tickets[batch] = ticket
                 if busy is not None and busy in victims:
                     self._await_lifecycle(busy)
                     busy = None
@@ -994,6 +995,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     self._evict(victims, "evictions_capacity", batch)
                 except _VictimBusy as error:
                     busy = error.victim
+                finally:
+                    with self._lru_changed:  # unbounded: a short step, like _forget
+                        self._batch_tickets.pop(batch, None)
         except BaseException as error:
             if ticket.holding:
                 try:
@@ -1001,6 +1005,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         self._give_back_locked(resolved_id, ticket)
                 except BaseException as secondary:  # keep the first error (I16)
                     attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
+            if chose:
+                # A restoration that found this add's evictions undecided left the
+                # bound to it (``_restore``): it restores even when it fails. An add
+                # that failed before choosing anything took no effect at all.
+                self._restore()
             raise
 
     def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
@@ -1049,7 +1058,15 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 self._wait_locked(deadline, resolved_id)
                 continue
             else:
-                decision, victims = policy.admit(resolved_id, leased)
+                # Evicting part of what is needed pays only when the add will be
+                # admitted over the bound anyway; an add that will wait or be
+                # refused evicts nothing for it.
+                overflows = (
+                    self._on_full == "proceed"
+                    or (self._on_full == "wait" and self._holds_lease())
+                    or policy.oversized(resolved_id)
+                )
+                decision, victims = policy.admit(resolved_id, leased, overflows)
                 if decision is Admission.EVICT:
                     book.reserve(resolved_id)
                     self._admitting[resolved_id] = self._admitting.get(resolved_id, 0) + 1
@@ -1108,7 +1125,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._full_waiters += 1
         try:
             leased = frozenset(self._manager.lease_counts())
-            if self._policy.admit(resolved_id, leased)[0] is not Admission.FULL:
+            # As the caller decided (partial=False: it waits rather than evict part).
+            if self._policy.admit(resolved_id, leased, False)[0] is not Admission.FULL:
                 return
             remaining = _remaining(deadline)
             if remaining <= 0 or not self._lru_changed.wait(remaining):
@@ -1351,8 +1369,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
             except BaseException:
                 # Still under the victim's lifecycle: nobody sees it UNLOADING
                 # once the unload is known to have failed (I6: same position).
+                # The add that chose it fails with this error: its slot goes in
+                # the same step, so nobody sees the victim back while the failed
+                # add still holds room (the spec's failed admission holds none).
                 with self._lru_changed:  # a rollback: unbounded, like _forget
                     book.fail_unload(victim)
+                    ticket = self._batch_tickets.get(batch)
+                    if ticket is not None and ticket.holding:
+                        self._give_back_locked(ticket.resolved_id, ticket)
                     self._lru_changed.notify_all()
                 raise
             self._forget(victim)
