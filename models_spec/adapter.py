@@ -20,6 +20,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
+from models_spec.spec import ON_FULL_POLICIES
+
 __all__ = [
     "CAPABILITIES",
     "AdapterError",
@@ -28,6 +30,7 @@ __all__ = [
     "ManagerAdapter",
     "Snapshot",
     "TargetUnavailable",
+    "core_adapter_named",
     "core_adapters",
     "load_adapter",
     "loaded_from",
@@ -235,6 +238,9 @@ class CoreAdapter:
     # core's private lock and cannot tell *which* thread holds it, so it is
     # exact only for sequential drivers; concurrent runs would see false alarms.
     observe_lru_lock: bool = False
+    # The cache's full-cache policy; the spec judges the run under the same one
+    # (an adapter without this attribute is judged as "proceed").
+    on_full: str = "proceed"
     # (stack, cache layer, innermost manager) of the last stack snapshotted; the stack
     # is held so its id cannot be reused while the entry exists.
     _last_layers: tuple[Any, Any, Any] | None = attrs.field(
@@ -244,8 +250,11 @@ class CoreAdapter:
     def __attrs_post_init__(self) -> None:
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
             raise ValueError(f"depth must be an int >= 0 (got {self.depth!r})")
+        if self.on_full not in ON_FULL_POLICIES:
+            raise ValueError(f"on_full must be one of {ON_FULL_POLICIES} (got {self.on_full!r})")
         if not self.name:
-            self.name = f"core-depth{self.depth}"
+            policy = "" if self.on_full == "proceed" else f"-{self.on_full}"
+            self.name = f"core-depth{self.depth}{policy}"
 
     def build(
         self,
@@ -273,10 +282,9 @@ class CoreAdapter:
             inner.add_model(model_id)
         for _ in range(self.depth - outer):
             inner = ModelManagerDecorator(inner)
-        # The spec's full-cache policy is "proceed" (admit over the bound).
         cache_kwargs: dict[str, Any] = {
             "queue_lock_timeout": queue_lock_timeout,
-            "on_full": "proceed",
+            "on_full": self.on_full,
         }
         if memory_probe is not None:
             cache_kwargs["memory_probe"] = memory_probe
@@ -376,6 +384,16 @@ class BareManagerAdapter:
 def core_adapters() -> tuple[CoreAdapter, ...]:
     """Our core at decorator depths 0-3."""
     return tuple(CoreAdapter(depth) for depth in range(4))
+
+
+def core_adapter_named(name: str) -> CoreAdapter | None:
+    """The `CoreAdapter` whose default name is `name` ("core-depth<N>[-<on_full>]"), or None."""
+    if not name.startswith("core-depth"):
+        return None
+    depth, _, policy = name.removeprefix("core-depth").partition("-")
+    if not depth.isdigit() or (policy and policy not in ON_FULL_POLICIES):
+        return None
+    return CoreAdapter(int(depth), on_full=policy or "proceed")
 
 
 def _validate(candidate: object, target: str) -> ManagerAdapter:

@@ -238,12 +238,16 @@ _EXPECTED_ERRORS: Final = (
 )
 
 
+_EXPECTED_NAMES: Final = frozenset({"ModelManagerLockAcquisitionError", "CacheFull"})
+
+
 def _expected(error: BaseException) -> bool:
     """Outcomes the spec models (not a broken stack)."""
     if isinstance(error, _EXPECTED_ERRORS):
         return True
-    # Upstream's name for a lock wait failure (a user's implementation may raise it).
-    return any(cls.__name__ == "ModelManagerLockAcquisitionError" for cls in type(error).__mro__)
+    # Upstream's name for a lock wait failure (a user's implementation may raise it),
+    # and a cache's refusal when full of pinned or leased models (on_full="refuse").
+    return any(cls.__name__ in _EXPECTED_NAMES for cls in type(error).__mro__)
 
 
 def _is_timeout(error: BaseException | None) -> bool:
@@ -379,6 +383,9 @@ class Driver:
         # Lease and acquire blocks between their entry call and their exit's
         # return, per resolved id: no lease may outlive them (I18).
         self.open_leases: dict[str, int] = {}
+        # Leases each process holds (entered, not yet given back): an add made
+        # while holding one records it (the spec's on_full="wait" proceeds then).
+        self._held_by: dict[str, int] = {}
         self.lease_version = 0  # bumped whenever open_leases changes (I18's memo)
         # Ghost timeline mark when a thread's acquire entered (its I16 range ends there).
         self._entered: dict[int, int] = {}
@@ -508,8 +515,11 @@ class Driver:
             return None
         if kind in ("lease", "acquire"):
             return self._lease(op, process)
+        add: tuple[Any, ...] = ("add", mid, op.alias, op.pin)
+        if self._held_by.get(process, 0):
+            add = (*add, True)  # the add's thread holds a lease
         inputs: dict[str, tuple[Any, ...]] = {
-            "add": ("add", mid, op.alias, op.pin),
+            "add": add,
             "remove": ("remove", mid),
             "refresh": ("refresh", mid),
             "getitem": ("getitem", mid),
@@ -567,7 +577,10 @@ class Driver:
             pending = recorder.invoke(process, ("lease", rid))
             manager = stack.lease(rid)
         else:
-            pending = recorder.invoke(process, ("acquire", op.model_id, op.alias))
+            acquire: tuple[Any, ...] = ("acquire", op.model_id, op.alias)
+            if self._held_by.get(process, 0):
+                acquire = (*acquire, True)
+            pending = recorder.invoke(process, acquire)
             manager = stack.acquire(op.model_id, None, op.alias)
         self._open_lease(rid, +1)
         try:
@@ -577,6 +590,7 @@ class Driver:
             if _expected(exc):
                 recorder.respond(pending, encode_outcome(error=exc))
             raise
+        self._held_by[process] = self._held_by.get(process, 0) + 1
         token = getattr(model, "token", None)
         recorder.respond(pending, encode_outcome(token))
         self._entered[_thread.get_ident()] = ghost.mark()
@@ -615,6 +629,7 @@ class Driver:
                 raise
         finally:
             self._open_lease(rid, -1)
+            self._held_by[process] -= 1
             recorder.respond(release, ("ok", None))
         if body_error is not None:
             raise body_error
@@ -708,7 +723,11 @@ class Driver:
         # A cold add takes effect at two instants (chosen semantics 3): its
         # admission (victims evicted, slot reserved) and its completion.
         history = expand_adds(self.recorder.history())
-        initial = initial_state(max_size=self.bound, script=self.script)
+        initial = initial_state(
+            max_size=self.bound,
+            script=self.script,
+            on_full=getattr(self.adapter, "on_full", "proceed"),
+        )
         result = check_linearizability(history, step, initial=initial, max_steps=200_000)
         self.lin_result = result
         if result.verdict == "unknown":

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from models_spec.adapter import (
     AdapterError,
     BareManagerAdapter,
-    CoreAdapter,
     ManagerAdapter,
+    core_adapter_named,
     load_adapter,
     loaded_from,
 )
@@ -52,8 +52,7 @@ def _adapter(implementation: str) -> ManagerAdapter | None:
         except AdapterError as error:
             raise AttributeError(f"cannot load the recorded target: {error}") from None
     if implementation.startswith("core-depth"):
-        suffix = implementation.removeprefix("core-depth")
-        return CoreAdapter(int(suffix)) if suffix.isdigit() else None
+        return core_adapter_named(implementation)
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
     from models_spec.catalogue import load  # noqa: PLC0415 - bug modules import scenarios

@@ -18,17 +18,19 @@ as the `Ghost` does, so spec and implementation see identical outcomes.
 
 Operation encoding (inputs; ids are strings, `alias` None or a string)::
 
-    ("add", model_id, alias, pin)     # 3-tuple form: pin=False
+    ("add", model_id, alias, pin[, holds_lease])   # 3-tuple form: pin=False;
+                                       # holds_lease: the thread holds a lease
+                                       # (SpecConfig.on_full "wait"), default False
     ("remove", model_id)               # delete_from_disk is not modelled
     ("clear",)
     ("refresh", model_id)
     ("pin", model_id)    ("unpin", model_id)
     ("lease", model_id)                # entering `with stack.lease(id)`
-    ("acquire", model_id, alias)       # entering `with stack.acquire(...)`
+    ("acquire", model_id, alias[, holds_lease])  # entering `with stack.acquire(...)`
     ("release", resolved_id)           # leaving either context manager
     ("keys",)  ("contains", model_id)  ("getitem", model_id)  ("len",)
     ("lru",)   ("pinned",)             # observations of the cache
-    ("admit", n, model_id, alias, pin)          # three-point add number n:
+    ("admit", n, model_id, alias, pin[, holds_lease])  # three-point add number n:
     ("evict", n)                                #   see `expand_adds`
     ("complete", n, model_id, alias, pin[, lease])
 
@@ -104,6 +106,8 @@ _SLOT: Final = "slot"
 _HIT: Final = "hit"
 _FAILED: Final = "failed:"
 _BLOCKED: Final = "_Blocked"  # internal: an admission cannot take effect in this state
+CACHE_FULL: Final = "CacheFull"
+ON_FULL_POLICIES: Final = ("proceed", "refuse", "wait")
 
 
 @attrs.frozen
@@ -119,6 +123,17 @@ class SpecConfig:
     universe: frozenset[str] | None = None
     memory_threshold: float = 0.0
     unknown_id_error: str = "UnknownModelId"  # what the registry raises for an unknown id
+    # The cache's full-cache policy (``on_full``): when only pinned or leased
+    # models are left, "proceed" admits over the bound, "refuse" raises
+    # CacheFull having evicted nothing for it, "wait" cannot take effect
+    # (blocked until a lease or pin ends; a timeout is always legal) unless
+    # the add's thread holds a lease, which proceeds.
+    on_full: str = attrs.field(default="proceed")
+
+    @on_full.validator
+    def _check_on_full(self, _attribute: object, value: object) -> None:
+        if value not in ON_FULL_POLICIES:
+            raise ValueError(f"on_full is one of {ON_FULL_POLICIES} (got {value!r})")
 
     def accepts(self, resolved_id: str) -> bool:
         """Whether the registry returns a factory for `resolved_id`."""
@@ -209,8 +224,10 @@ def initial_state(
     script: Script | None = None,
     universe: Iterable[str] | None = None,
     memory_threshold: float = 0.0,
+    on_full: str = "proceed",
 ) -> SpecState:
-    """An empty stack's state.  Raises `ValueError` for a bad `max_size` or threshold."""
+    """An empty stack's state.  Raises `ValueError` for a bad `max_size`, threshold
+    or `on_full` (one of `ON_FULL_POLICIES`)."""
     if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
         raise ValueError(f"max_size must be an int >= 1 (got {max_size!r})")
     if not 0.0 <= memory_threshold <= 1.0:
@@ -219,6 +236,7 @@ def initial_state(
         script=script if script is not None else Script(),
         universe=None if universe is None else frozenset(universe),
         memory_threshold=memory_threshold,
+        on_full=on_full,
     )
     return SpecState(max_size=max_size, config=config)
 
@@ -268,12 +286,15 @@ def _evict(state: SpecState, victim: str) -> SpecState:
 
 
 def _choose_victims(
-    state: SpecState, *, in_flight: int, memory: bool = True
-) -> tuple[SpecState, list[str]]:
+    state: SpecState, *, in_flight: int, memory: bool = True, holds_lease: bool = False
+) -> tuple[SpecState, list[str], bool]:
     """A cold add's victims (memory rounds, then capacity; `in_flight` slots count),
-    chosen in this state and not yet evicted: the state only records the probe
-    readings taken and an overflow.  Raises `_BLOCKED` when the core would wait.
-    `memory` False chooses capacity victims only (the caller ran the rounds).
+    chosen in this state and not yet evicted, and whether the add is refused
+    (``on_full="refuse"``: it evicts only its memory victims, then raises
+    CacheFull).  The state only records the probe readings taken and an
+    overflow.  Raises `_BLOCKED` when the core would wait (``on_full="wait"``
+    with no lease held by the add's thread, `holds_lease`).  `memory` False
+    chooses capacity victims only (the caller ran the rounds).
     """
     victims: list[str] = []
     # Memory pressure first: rounds of up to 3 with a re-measure in between.
@@ -296,13 +317,20 @@ def _choose_victims(
             # The core waits for in-flight loads before evicting anything: no
             # admission can take effect in this state (I14).
             raise _Raise(_BLOCKED, state)
-        victims.extend(chosen)
         if len(chosen) < need:
+            # Full of pinned and leased models: the full-cache policy decides,
+            # and only an add admitted over the bound evicts what can go.
+            policy = state.config.on_full
+            if policy == "refuse":
+                return state, victims, True
+            if policy == "wait" and not holds_lease:
+                raise _Raise(_BLOCKED, state)
             state = attrs.evolve(state, overflows=state.overflows + 1)
-    return state, victims
+        victims.extend(chosen)
+    return state, victims, False
 
 
-def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
+def _make_room(state: SpecState, *, in_flight: int, holds_lease: bool = False) -> SpecState:
     """A one-point cold add's evictions, done at once (the sequential spec).
 
     Memory rounds evict before the probe is read again, so a failed
@@ -321,9 +349,13 @@ def _make_room(state: SpecState, *, in_flight: int) -> SpecState:
                 break
             for victim in chosen:
                 state = _evict(state, victim)
-    state, victims = _choose_victims(state, in_flight=in_flight, memory=False)
+    state, victims, refused = _choose_victims(
+        state, in_flight=in_flight, memory=False, holds_lease=holds_lease
+    )
     for victim in victims:
         state = _evict(state, victim)
+    if refused:
+        raise _Raise(CACHE_FULL, state)
     return state
 
 
@@ -350,7 +382,9 @@ def _restore(state: SpecState, exclude: str | None = None) -> SpecState:
     return state
 
 
-def _add(state: SpecState, model_id: object, alias: object, pin: object) -> SpecState:
+def _add(
+    state: SpecState, model_id: object, alias: object, pin: object, holds_lease: object = False
+) -> SpecState:
     mid = _check_id(model_id)
     al = _check_alias(alias)
     if not isinstance(pin, bool):
@@ -362,7 +396,7 @@ def _add(state: SpecState, model_id: object, alias: object, pin: object) -> Spec
         lru = (*(x for x in state.lru if x != rid), rid)
         pins = state.pins | {rid} if pin else state.pins
         return attrs.evolve(state, lru=lru, pins=pins)
-    state = _make_room(state, in_flight=0)
+    state = _make_room(state, in_flight=0, holds_lease=holds_lease is True)
     # The registry is asked only now (the inner manager's add), after eviction.
     if not state.config.accepts(rid):
         raise _Raise(state.config.unknown_id_error, _restore(state, rid))
@@ -395,9 +429,18 @@ def _with_admitted(state: SpecState, entries: Iterable[tuple[int, str, str]]) ->
 
 
 def _admit(
-    state: SpecState, oid: object, model_id: object, alias: object, pin: object
+    state: SpecState,
+    oid: object,
+    model_id: object,
+    alias: object,
+    pin: object,
+    *,
+    holds_lease: object = False,
 ) -> SpecState:
-    """First instant of a three-point add: a warm hit, or victims chosen plus a slot."""
+    """First instant of a three-point add: a warm hit, or victims chosen plus a slot
+    (or, refused by a full cache, only its memory victims: it raises CacheFull at
+    its completion).  `holds_lease`: the add's thread holds a lease (see
+    `SpecConfig.on_full`)."""
     if not isinstance(oid, int) or isinstance(oid, bool):
         raise ValueError(f"an add id is an int (got {oid!r})")
     if oid in state.closed or _admitted_entry(state, oid) is not None:
@@ -416,11 +459,15 @@ def _admit(
         return _with_admitted(state, (*state.admitted, (oid, rid, _HIT)))
     in_flight = state.in_flight()
     if rid not in in_flight:  # a slot already held for rid is shared: no room needed
-        chose, victims = _choose_victims(state, in_flight=len(in_flight))
+        chose, victims, refused = _choose_victims(
+            state, in_flight=len(in_flight), holds_lease=holds_lease is True
+        )
         if victims and state.leaving:
             # Evictions run one at a time: the core waits for the other one.
             raise _Raise(_BLOCKED, state)
         state = attrs.evolve(chose, leaving=(*chose.leaving, *((oid, v) for v in victims)))
+        if refused:
+            return _with_admitted(state, (*state.admitted, (oid, rid, _FAILED + CACHE_FULL)))
     return _with_admitted(state, (*state.admitted, (oid, rid, _SLOT)))
 
 
@@ -621,11 +668,14 @@ def _apply(
     try:
         match name:
             case "add":
-                _arity(op, 3, 4)
-                return ("ok", None), _add(state, op[1], op[2], op[3] if len(op) == 4 else False)
+                _arity(op, 3, 4, 5)
+                pin = op[3] if len(op) >= 4 else False
+                holds = op[4] if len(op) == 5 else False
+                return ("ok", None), _add(state, op[1], op[2], pin, holds)
             case "admit":
-                _arity(op, 5)
-                return ("ok", None), _admit(state, op[1], op[2], op[3], op[4])
+                _arity(op, 5, 6)
+                holds = op[5] if len(op) == 6 else False
+                return ("ok", None), _admit(state, op[1], op[2], op[3], op[4], holds_lease=holds)
             case "evict":
                 _arity(op, 2)
                 return ("ok", None), _evict_chosen(state, op[1])
@@ -713,8 +763,8 @@ def _apply(
                 state, token = _lease(state, op[1])
                 return ("ok", token), state
             case "acquire":
-                _arity(op, 3)
-                state = _add(state, op[1], op[2], False)
+                _arity(op, 3, 4)
+                state = _add(state, op[1], op[2], False, op[3] if len(op) == 4 else False)
                 state, token = _lease(state, resolve(op[1], op[2]))
                 return ("ok", token), state
             case "release":
@@ -884,11 +934,18 @@ def expand_adds(
             continue
         if op_input[0] == "add":
             mid, alias = op_input[1], op_input[2]
-            pin = op_input[3] if len(op_input) == 4 else False
+            pin = op_input[3] if len(op_input) >= 4 else False
+            holds = op_input[4] if len(op_input) == 5 else False
             lease = False
         else:
             mid, alias, pin, lease = op_input[1], op_input[2], False, True
-        admit = attrs.evolve(op, input=("admit", oid, mid, alias, pin), output=("ok", None))
+            holds = op_input[3] if len(op_input) == 4 else False
+        admission = (
+            ("admit", oid, mid, alias, pin, True)
+            if holds is True
+            else ("admit", oid, mid, alias, pin)
+        )
+        admit = attrs.evolve(op, input=admission, output=("ok", None))
         evict = attrs.evolve(op, input=("evict", oid), output=("ok", None))
         complete = attrs.evolve(op, input=("complete", oid, mid, alias, pin, lease))
         if op.ret is None:
@@ -949,6 +1006,7 @@ def _exception_types() -> dict[str, Callable[[str], Exception]]:
     types["InvalidArgument"] = errors.InvalidArgument
     types["InvalidArgumentType"] = errors.InvalidArgumentType
     types[LOCK_TIMEOUT] = lambda message: errors.LockTimeout(message, 0.0)
+    types[CACHE_FULL] = lambda message: errors.CacheFull("", message)
     return types
 
 

@@ -55,9 +55,9 @@ from lockstep.suites import SuiteOptions
 from models_spec.adapter import (
     AdapterError,
     BareManagerAdapter,
-    CoreAdapter,
     ManagerAdapter,
     TargetUnavailable,
+    core_adapter_named,
     load_adapter,
     target_specs,
 )
@@ -187,8 +187,9 @@ def adapter_for(
     """
     if target is not None:
         return load_adapter(target)
-    if implementation.startswith("core-depth"):
-        return CoreAdapter(int(implementation.removeprefix("core-depth")))
+    core = core_adapter_named(implementation)
+    if core is not None:
+        return core
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
     variant = load(catalogue).variants.get(implementation)
@@ -200,6 +201,19 @@ def adapter_for(
 def factory_path(factory: Callable[[], ManagerAdapter]) -> str:
     """``module:qualname`` of a module-level adapter factory (what a Job carries)."""
     return f"{factory.__module__}:{factory.__qualname__}"
+
+
+FULL_POLICY_CELLS: Final = ("wait", "refuse")
+"""The cache's ``on_full`` policies checked besides "proceed", at depth 0 with PCT."""
+
+
+def _exercises_full_policy(scenario: Scenario) -> bool:
+    """Whether a cache full of pinned or leased models is reachable (and the spec
+    models the policy exactly: no memory pressure, whose rounds precede the wait)."""
+    needs = scenario.all_needs
+    return "memory" not in needs and bool(needs & {"leases", "pins"}) and bool(
+        needs & {"capacity", "lru"}
+    )
 
 
 def _strategies(options: SuiteOptions) -> tuple[str, ...]:
@@ -295,6 +309,11 @@ def plan_jobs(
                 add(scenario_id, f"core-depth{depth}", "core", (*follow, *strategies), budget)
             else:  # deeper stacks only add pass-through layers: a lighter check
                 add(scenario_id, f"core-depth{depth}", "core", strategies[:1], deeper_budget)
+        if _exercises_full_policy(scenario):
+            # The other full-cache policies (the default cells run "proceed"),
+            # where a cache full of pinned or leased models is reachable.
+            for policy in FULL_POLICY_CELLS:
+                add(scenario_id, f"core-depth0-{policy}", "core", strategies[:1], budget)
         if scenario.supported_by(bare) and scenario.bugs:
             add(scenario_id, bare.name, "core", strategies, budget)
     variant_budget = budget * VARIANT_BUDGET_FACTOR

@@ -433,3 +433,49 @@ def test_acquire_completes_with_a_lease() -> None:
     ok, state = step(state, ("complete", 1, "c", None, False, True), ("ok", "c#1"))
     assert ok
     assert state.lease_counts == {"c": 1}
+
+
+def _full_of_leases(on_full: str) -> SpecState:
+    """A cache of 2 holding ``a`` (leased) and ``b`` (pinned): nothing is evictable."""
+    state = initial_state(max_size=2, on_full=on_full)
+    for op in (("add", "a", None, False), ("add", "b", None, True), ("lease", "a")):
+        _, state = apply(state, op)
+    return state
+
+
+def test_on_full_is_validated() -> None:
+    with pytest.raises(ValueError, match="on_full"):
+        initial_state(on_full="drop")
+
+
+def test_refuse_raises_cache_full_and_changes_nothing() -> None:
+    """on_full="refuse": a cold add into a cache full of pinned or leased models
+    raises CacheFull at its completion, having evicted and reserved nothing."""
+    state = _full_of_leases("refuse")
+    assert apply(state, ("add", "c", None, False))[0] == ("raise", "CacheFull")
+    admitted = _ok(state, ("admit", 1, "c", None, False))
+    assert admitted.leaving == ()
+    assert admitted.in_flight() == frozenset()
+    done = _ok(admitted, ("complete", 1, "c", None, False), ("raise", "CacheFull"))
+    assert done.models == state.models
+    assert not step(admitted, ("complete", 1, "c", None, False), ("ok", None))[0]
+
+
+def test_wait_blocks_unless_the_thread_holds_a_lease() -> None:
+    """on_full="wait": the admission cannot take effect while the cache is full
+    (a timeout is always legal), except for a thread holding a lease, whose add
+    is admitted over the bound; once a lease ends the add evicts as usual."""
+    state = _full_of_leases("wait")
+    assert not step(state, ("admit", 1, "c", None, False), ("ok", None))[0]
+    assert step(state, ("add", "c", None, False), ("raise", "LockTimeout"))[0]
+    over = _ok(state, ("admit", 1, "c", None, False, True))
+    assert over.overflows == state.overflows + 1
+    assert apply(state, ("add", "c", None, False, True))[0] == ("ok", None)
+    released = _ok(state, ("release", "a"))
+    admitted = _ok(released, ("admit", 1, "c", None, False))
+    assert admitted.leaving == ((1, "a"),)
+
+
+def test_proceed_admits_over_the_bound() -> None:
+    state = _full_of_leases("proceed")
+    assert _ok(state, ("admit", 1, "c", None, False)).overflows == state.overflows + 1

@@ -132,3 +132,23 @@ def test_jobs_two_gives_the_same_table_as_jobs_one(tmp_path: Path) -> None:
     assert serial == parallel
     assert render_table(serial, with_time=False) == render_table(parallel, with_time=False)
     assert {c.verdict for c in serial} == {"PASS", "CAUGHT"}
+
+
+def test_each_full_cache_policy_has_its_cells(tmp_path: Path) -> None:
+    """The scenarios where a cache full of pinned or leased models is reachable are
+    checked under on_full "wait" and "refuse" too (the default cells run "proceed"),
+    and a policy cell judges the core under its own policy."""
+    options = SuiteOptions(budget=4, output_dir=tmp_path)
+    jobs = plan_jobs(options, core_depths=(0,))
+    policy_cells = {
+        (j.scenario, j.implementation)
+        for j in jobs
+        if j.implementation.endswith(("-wait", "-refuse"))
+    }
+    for scenario in ("B17-unload-under-running-model", "B22-bound-not-restored"):
+        assert (scenario, "core-depth0-wait") in policy_cells
+        assert (scenario, "core-depth0-refuse") in policy_cells
+    assert not any(s.startswith("B1-") for s, _ in policy_cells)  # no pins or leases there
+    chosen = [j for j in jobs if j.implementation == "core-depth0-refuse"][:1]
+    (cell,) = run_jobs(chosen, 1)
+    assert cell.verdict == "PASS"
