@@ -379,17 +379,35 @@ def check_i3_returned(ghost: Ghost, *, resolved_id: str, live_at_call: bool, sin
 
 def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     """I5 failed remove is a no-op: same registry (same model objects) and the
-    exact LRU order and pins."""
-    if {k: id(v) for k, v in before.registered.items()} != {
-        k: id(v) for k, v in after.registered.items()
-    }:
+    exact LRU order and pins.
+
+    One allowance: a remove ends by restoring the cache's bound, so when the
+    cache was over ``max_size`` before, up to that excess of *other* models,
+    neither pinned nor leased, may have been evicted by it; the LRU is then the
+    old order without them. The target itself never goes.
+    """
+    gone = set(before.registered) - set(after.registered)
+    restored = gone - {resolved_id}
+    excess = len(before.registered) - before.max_size if before.max_size is not None else 0
+    protected = set(before.pins or ()) | set(before.leases or {})
+    if (
+        resolved_id in gone
+        or len(restored) > max(excess, 0)
+        or restored & protected
+        or {k: id(v) for k, v in before.registered.items() if k not in restored}
+        != {k: id(v) for k, v in after.registered.items()}
+    ):
         _fail(
             "I5",
             f"failed remove({resolved_id!r}) changed the registry",
             before=sorted(before.registered),
             after=sorted(after.registered),
         )
-    if before.lru != after.lru:
+    if (before.lru is None) != (after.lru is None) or (
+        before.lru is not None
+        and after.lru is not None
+        and [rid for rid in before.lru if rid not in restored] != list(after.lru)
+    ):
         _fail(
             "I5",
             f"failed remove({resolved_id!r}) changed the LRU order",
@@ -497,13 +515,15 @@ def check_i10(
 
 def check_i12(before: Snapshot, after: Snapshot, *, removed: Iterable[str] = ()) -> None:
     """I12 pins: an id pinned and registered before an operation is still
-    registered after it, unless the operation explicitly removed it."""
+    registered after it, unless the operation explicitly removed it or unpinned
+    it (an unpin ends by restoring the bound, which may evict it)."""
     _need("I12", before, "pins")
     assert before.pins is not None
     explicit = set(removed)
+    still = before.pins if after.pins is None else before.pins & after.pins
     lost = sorted(
         rid
-        for rid in before.pins
+        for rid in still
         if rid in before.registered and rid not in after.registered and rid not in explicit
     )
     if lost:

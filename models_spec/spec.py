@@ -711,8 +711,18 @@ def _apply(
                 _arity(op, 2)
                 return ("ok", None), _restore_point(state, op[1])
             case "remove":
+                # One point (a sequential run): the removal, then its restore point.
                 _arity(op, 2)
-                return ("ok", None), _remove(state, op[1])
+                target = _check_id(op[1])
+                try:
+                    state = _remove(state, target)
+                except _Raise as failure:
+                    if failure.name == _BLOCKED:
+                        raise
+                    raise _Raise(
+                        failure.name, _restore(failure.state, target), failure.subject
+                    ) from None
+                return ("ok", None), _restore(state, target)
             case "remove_only":
                 # The main point of a two-point remove; its restore point follows.
                 # It never evicts the id it removes (a failed remove leaves it).

@@ -513,12 +513,16 @@ class ModelManager:
             self._leases.give_back(resolved_id)
 
 
-def _clear_all(stack: Any, resolved_ids: list[str]) -> None:
-    """Remove ``resolved_ids`` in order through ``stack.remove``; group the failures."""
+def _clear_all(
+    stack: Any, resolved_ids: list[str], remove: Callable[[str], None] | None = None
+) -> None:
+    """Remove ``resolved_ids`` in order through ``remove`` (default ``stack.remove``);
+    group the failures."""
     failures: list[Exception] = []
+    remove_one = remove if remove is not None else stack.remove
     for resolved_id in resolved_ids:
         try:
-            stack.remove(resolved_id)
+            remove_one(resolved_id)
         except Exception as error:
             error.add_note(f"while clearing: removing model {resolved_id!r} failed")
             failures.append(error)

@@ -226,6 +226,8 @@ def test_i12_pins_survive() -> None:
         check_i12(before, after)
     check_i12(before, after, removed=["p"])
     check_i12(before, snap(models))
+    # An unpin that ends by restoring the bound may evict what it unpinned.
+    check_i12(before, snap({"a": models["a"]}, pins=frozenset()))
 
 
 def test_i13_leases() -> None:
@@ -415,3 +417,20 @@ def test_i19_statistics_count_the_ghost_events() -> None:
         check_i19({**good, "lock_timeouts": 0}, registry.ghost, timeouts=1)
     with pytest.raises(InvariantSkipped):
         check_i19({"loads": 2}, registry.ghost)
+
+
+def test_i5_allows_only_the_restoration_a_remove_ends_with() -> None:
+    """A failed remove over a cache above its bound may evict the excess of other,
+    unprotected models (the restoration it ends with), never its target, never more."""
+    _, models = loaded("a", "b", "c")
+    before = snap(models, max_size=2, lru=["a", "b", "c"])
+    after = snap({k: models[k] for k in ("b", "c")}, max_size=2, lru=["b", "c"])
+    check_i5(before, after, resolved_id="c")  # a went: the excess of one
+    with violation("I5"):
+        check_i5(before, after, resolved_id="a")  # the target itself went
+    fewer = snap({"c": models["c"]}, max_size=2, lru=["c"])
+    with violation("I5"):
+        check_i5(before, fewer, resolved_id="c")  # two went: more than the excess
+    pinned = snap(models, max_size=2, lru=["a", "b", "c"], pins=frozenset({"a"}))
+    with violation("I5"):
+        check_i5(pinned, after, resolved_id="c")  # a pinned model never goes

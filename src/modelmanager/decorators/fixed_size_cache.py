@@ -646,11 +646,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """Remove every model through this layer, least recently used first.
 
         Attempts every id; raises an ExceptionGroup of the failures (those
-        models stay loaded at their LRU positions). Pins survive.
+        models stay loaded at their LRU positions). Pins survive. Unlike
+        :meth:`remove`, the removals do not restore the bound in between: a
+        restoration could only unload models the clear is about to remove.
         """
         order = self.lru_order()
         order += [resolved_id for resolved_id in self.keys() if resolved_id not in order]
-        _clear_all(self, order)
+        _clear_all(self, order, lambda resolved_id: self._remove_locked(resolved_id, True))
 
     def statistics(self) -> ManagerStatistics:
         """The inner layer's statistics plus this cache's counters."""
