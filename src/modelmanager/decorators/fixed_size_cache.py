@@ -971,6 +971,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         ticket = _Admitting(resolved_id)
         busy: str | None = None  # a victim found busy on the last pass
         chose = False  # whether this add chose victims (its admission took effect)
+        unload_failed = False  # whether it fails with a victim's unload error
         try:
             while True:
                 batch = object()  # this pass's choices (a failure rolls back only these)
@@ -997,6 +998,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     self._evict(victims, "evictions_capacity", batch)
                 except _VictimBusy as error:
                     busy = error.victim
+                except BaseException:
+                    unload_failed = True
+                    raise
                 finally:
                     with self._lru_changed:  # unbounded: a short step, like _forget
                         self._batch_tickets.pop(batch, None)
@@ -1007,10 +1011,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         self._give_back_locked(resolved_id, ticket)
                 except BaseException as secondary:  # keep the first error (I16)
                     attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
-            if chose:
+            if chose and not unload_failed:
                 # A restoration that found this add's evictions undecided left the
-                # bound to it (``_restore``): it restores even when it fails. An add
-                # that failed before choosing anything took no effect at all.
+                # bound to it (``_restore``): it restores even when it times out.
+                # An add that failed before choosing anything took no effect, and
+                # one whose victim's unload failed ends there (the spec's failed
+                # admission restores nothing; the cache is no fuller than before).
                 self._restore()
             raise
 
