@@ -633,6 +633,20 @@ def _restore_point(state: SpecState, oid: object) -> SpecState:
     raise _Raise(_BLOCKED, state)  # a restore point follows its operation's main point
 
 
+def _then(
+    main: Callable[[], tuple[SpecState, str | None]], after: Callable[[SpecState], SpecState]
+) -> tuple[SpecState, str | None]:
+    """Run an operation's main point, then `after` on the state it left, whether it
+    returned or raised (a blocked main point is not applied: nothing follows)."""
+    try:
+        state, value = main()
+    except _Raise as failure:
+        if failure.name == _BLOCKED:
+            raise
+        raise _Raise(failure.name, after(failure.state), failure.subject) from None
+    return after(state), value
+
+
 def _arity(op: tuple[Any, ...], *sizes: int) -> None:
     if len(op) not in sizes:
         raise ValueError(f"operation {op!r} must have {' or '.join(map(str, sizes))} elements")
@@ -686,17 +700,11 @@ def _apply(
                 # admission error returns before the load).
                 needed = entry is not None and entry[2] == _SLOT
                 rid = entry[1] if entry is not None else None
-                try:
-                    state, token = _complete(state, op)
-                except _Raise as failure:
-                    if failure.name == _BLOCKED:
-                        raise
-                    raise _Raise(
-                        failure.name,
-                        _pending_restore(failure.state, op[1], rid, needed),
-                        failure.subject,
-                    ) from None
-                return ("ok", token), _pending_restore(state, op[1], rid, needed)
+                state, token = _then(
+                    lambda: _complete(state, op),
+                    lambda after: _pending_restore(after, op[1], rid, needed),
+                )
+                return ("ok", token), state
             case "give_back":
                 _arity(op, 3)
                 state = _release(state, op[2], restore=False)
@@ -714,31 +722,20 @@ def _apply(
                 # One point (a sequential run): the removal, then its restore point.
                 _arity(op, 2)
                 target = _check_id(op[1])
-                try:
-                    state = _remove(state, target)
-                except _Raise as failure:
-                    if failure.name == _BLOCKED:
-                        raise
-                    raise _Raise(
-                        failure.name, _restore(failure.state, target), failure.subject
-                    ) from None
-                return ("ok", None), _restore(state, target)
+                state, _ = _then(
+                    lambda: (_remove(state, target), None), lambda after: _restore(after, target)
+                )
+                return ("ok", None), state
             case "remove_only":
                 # The main point of a two-point remove; its restore point follows.
                 # It never evicts the id it removes (a failed remove leaves it).
                 _arity(op, 3)
                 target = _check_id(op[2])
-                try:
-                    state = _remove(state, target)
-                except _Raise as failure:
-                    if failure.name == _BLOCKED:
-                        raise
-                    raise _Raise(
-                        failure.name,
-                        _pending_restore(failure.state, op[1], target, True),
-                        failure.subject,
-                    ) from None
-                return ("ok", None), _pending_restore(state, op[1], target, True)
+                state, _ = _then(
+                    lambda: (_remove(state, target), None),
+                    lambda after: _pending_restore(after, op[1], target, True),
+                )
+                return ("ok", None), state
             case "clear":
                 _arity(op, 1)
                 if state.leaving:
