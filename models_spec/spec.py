@@ -110,6 +110,16 @@ CACHE_FULL: Final = "CacheFull"
 ON_FULL_POLICIES: Final = ("proceed", "refuse", "wait")
 
 
+def _weight_pairs(
+    value: Mapping[str, int] | Iterable[tuple[str, int]],
+) -> tuple[tuple[str, int], ...]:
+    pairs = dict(value.items() if isinstance(value, Mapping) else value)
+    for rid, weight in pairs.items():
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
+            raise ValueError(f"the weight of {rid!r} must be an int >= 0 (got {weight!r})")
+    return tuple(sorted(pairs.items()))
+
+
 @attrs.frozen
 class SpecConfig:
     """What stays fixed for one stack: the script, the registry's universe, memory settings.
@@ -129,6 +139,19 @@ class SpecConfig:
     # (blocked until a lease or pin ends; a timeout is always legal) unless
     # the add's thread holds a lease, which proceeds.
     on_full: str = attrs.field(default="proceed")
+    # Weight-based capacity: the bound on the sum of the registered models'
+    # weights (None: no weight bound) and each resolved id's weight (the
+    # weigher's answer for its model; `default_weight` for ids not listed).
+    max_weight: int | None = None
+    weights: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_weight_pairs)
+    default_weight: int = 1
+
+    def weight_of(self, resolved_id: str) -> int:
+        """The weight the weigher gives `resolved_id`'s model."""
+        for rid, weight in self.weights:
+            if rid == resolved_id:
+                return weight
+        return self.default_weight
 
     @on_full.validator
     def _check_on_full(self, _attribute: object, value: object) -> None:
@@ -153,7 +176,10 @@ class SpecState:
       registered ids);
     * `pins`: pinned resolved ids (configuration: may name unloaded ids);
     * `leases`: sorted (resolved id, count > 0) pairs;
-    * `max_size`;
+    * `max_size`: the bound in models (None: weight only, `SpecConfig.max_weight`);
+    * `weighed`: resolved ids loaded at least once: the cache knows their
+      weight, so a load of one in flight counts with it (its estimate); the
+      first load of an id counts 0 until it is registered;
     * `load_attempts` / `unload_attempts`: sorted (resolved id, attempts so far);
     * `probe_calls`: memory probe readings taken so far;
     * `overflows`: cold adds admitted over capacity (only pinned/leased left);
@@ -177,7 +203,8 @@ class SpecState:
     lru: tuple[str, ...] = ()
     pins: frozenset[str] = frozenset()
     leases: tuple[tuple[str, int], ...] = ()
-    max_size: int = 8
+    max_size: int | None = 8
+    weighed: frozenset[str] = frozenset()
     load_attempts: tuple[tuple[str, int], ...] = ()
     unload_attempts: tuple[tuple[str, int], ...] = ()
     probe_calls: int = 0
@@ -203,6 +230,24 @@ class SpecState:
         models = self.models
         return frozenset(r for _, r, m in self.admitted if m == _SLOT and r not in models)
 
+    def estimate(self, resolved_id: str) -> int:
+        """The weight a load of `resolved_id` in flight counts with (0 before its first load)."""
+        return self.config.weight_of(resolved_id) if resolved_id in self.weighed else 0
+
+    def weight(self) -> int:
+        """The registered models' weight plus the estimates of the loads in flight."""
+        weight_of = self.config.weight_of
+        registered = sum(weight_of(rid) for rid, _ in self.registered)
+        return registered + sum(self.estimate(rid) for rid in self.in_flight())
+
+    def excess(self) -> tuple[int, int]:
+        """How many models and how much weight are over the bounds (<= 0: within; -1: no bound)."""
+        count = -1
+        if self.max_size is not None:
+            count = len(self.registered) + len(self.in_flight()) - self.max_size
+        max_weight = self.config.max_weight
+        return count, (-1 if max_weight is None else self.weight() - max_weight)
+
     def evictable(self) -> list[str]:
         """Registered ids neither pinned, leased nor leaving, least recent first."""
         leased = self.lease_counts
@@ -225,11 +270,33 @@ def initial_state(
     universe: Iterable[str] | None = None,
     memory_threshold: float = 0.0,
     on_full: str = "proceed",
+    max_weight: int | None = None,
+    weights: Mapping[str, int] | None = None,
+    default_weight: int = 1,
 ) -> SpecState:
-    """An empty stack's state.  Raises `ValueError` for a bad `max_size`, threshold
-    or `on_full` (one of `ON_FULL_POLICIES`)."""
-    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+    """An empty stack's state.  Raises `ValueError` for a bad `max_size`, threshold,
+    `on_full` (one of `ON_FULL_POLICIES`) or weight setting.
+
+    `max_weight` bounds the sum of the registered models' weights; a model's
+    weight is ``weights.get(resolved_id, default_weight)`` (the cache's
+    weigher).  `max_size` None bounds by weight only (`max_weight` required).
+    """
+    if max_size is None and max_weight is None:
+        raise ValueError("max_size=None bounds by weight only: pass max_weight too")
+    if max_size is not None and (
+        isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1
+    ):
         raise ValueError(f"max_size must be an int >= 1 (got {max_size!r})")
+    if max_weight is not None and (
+        isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1
+    ):
+        raise ValueError(f"max_weight must be an int >= 1 or None (got {max_weight!r})")
+    if (
+        isinstance(default_weight, bool)
+        or not isinstance(default_weight, int)
+        or default_weight < 0
+    ):
+        raise ValueError(f"default_weight must be an int >= 0 (got {default_weight!r})")
     if not 0.0 <= memory_threshold <= 1.0:
         raise ValueError(f"memory_threshold must be in [0, 1] (got {memory_threshold!r})")
     config = SpecConfig(
@@ -237,6 +304,9 @@ def initial_state(
         universe=None if universe is None else frozenset(universe),
         memory_threshold=memory_threshold,
         on_full=on_full,
+        max_weight=max_weight,
+        weights=weights or {},
+        default_weight=default_weight,
     )
     return SpecState(max_size=max_size, config=config)
 
@@ -285,16 +355,47 @@ def _evict(state: SpecState, victim: str) -> SpecState:
     )
 
 
+def _pick(state: SpecState, count: int, weight: int, skip: Iterable[str] = ()) -> list[str]:
+    """Evictable ids, least recent first, until `count` of them and `weight` are freed.
+
+    Fewer when not enough are evictable; none when nothing is needed (both <= 0).
+    """
+    if count <= 0 and weight <= 0:
+        return []
+    skipped = frozenset(skip)
+    weight_of = state.config.weight_of
+    chosen: list[str] = []
+    freed = 0
+    for candidate in state.evictable():
+        if candidate in skipped:
+            continue
+        chosen.append(candidate)
+        freed += weight_of(candidate)
+        if len(chosen) >= count and freed >= weight:
+            break
+    return chosen
+
+
+def _covers(state: SpecState, chosen: Sequence[str], count: int, weight: int) -> bool:
+    weight_of = state.config.weight_of
+    return len(chosen) >= count and sum(weight_of(v) for v in chosen) >= weight
+
+
 def _choose_victims(
-    state: SpecState, *, in_flight: int, memory: bool = True, holds_lease: bool = False
+    state: SpecState, rid: str, *, memory: bool = True, holds_lease: bool = False
 ) -> tuple[SpecState, list[str], bool]:
-    """A cold add's victims (memory rounds, then capacity; `in_flight` slots count),
-    chosen in this state and not yet evicted, and whether the add is refused
-    (``on_full="refuse"``: it evicts only its memory victims, then raises
-    CacheFull).  The state only records the probe readings taken and an
-    overflow.  Raises `_BLOCKED` when the core would wait (``on_full="wait"``
-    with no lease held by the add's thread, `holds_lease`).  `memory` False
-    chooses capacity victims only (the caller ran the rounds).
+    """A cold add's victims (memory rounds, then capacity; loads in flight count
+    with their estimates), chosen in this state and not yet evicted, and whether
+    the add of `rid` is refused (``on_full="refuse"``: it evicts only its memory
+    victims, then raises CacheFull).  The state only records the probe readings
+    taken and an overflow.  Raises `_BLOCKED` when the core would wait
+    (``on_full="wait"`` with no lease held by the add's thread, `holds_lease`).
+    `memory` False chooses capacity victims only (the caller ran the rounds).
+
+    Capacity asks for room for one more model and for `rid`'s estimate
+    (`SpecState.estimate`): the least recent evictable models until both are
+    freed.  A model heavier than `max_weight` alone is admitted over the bound
+    whatever the policy (no lease or pin ending can make room for it).
     """
     victims: list[str] = []
     # Memory pressure first: rounds of up to 3 with a re-measure in between.
@@ -309,28 +410,36 @@ def _choose_victims(
                 break
             victims.extend(chosen)
     # Capacity: evict only as many least-recent evictable models as needed;
-    # when only pinned or leased models remain, admit over capacity.
-    need = len(state.registered) - len(victims) + in_flight + 1 - state.max_size
-    if need > 0:
-        chosen = [v for v in state.evictable() if v not in victims][:need]
-        if len(chosen) < need and in_flight:
-            # The core waits for in-flight loads before evicting anything: no
-            # admission can take effect in this state (I14).
-            raise _Raise(_BLOCKED, state)
-        if len(chosen) < need:
+    # when only pinned or leased models remain, the full-cache policy decides.
+    weight_of = state.config.weight_of
+    count, weight = state.excess()
+    count = count - len(victims) + 1 if state.max_size is not None else 0
+    max_weight = state.config.max_weight
+    if max_weight is not None:
+        weight = weight - sum(weight_of(v) for v in victims) + state.estimate(rid)
+    else:
+        weight = 0
+    if count > 0 or weight > 0:
+        chosen = _pick(state, count, weight, skip=victims)
+        if not _covers(state, chosen, count, weight):
+            if state.in_flight():
+                # The core waits for in-flight loads before evicting anything: no
+                # admission can take effect in this state (I14).
+                raise _Raise(_BLOCKED, state)
             # Full of pinned and leased models: the full-cache policy decides,
             # and only an add admitted over the bound evicts what can go.
+            oversized = max_weight is not None and state.estimate(rid) > max_weight
             policy = state.config.on_full
-            if policy == "refuse":
+            if policy == "refuse" and not oversized:
                 return state, victims, True
-            if policy == "wait" and not holds_lease:
+            if policy == "wait" and not holds_lease and not oversized:
                 raise _Raise(_BLOCKED, state)
             state = attrs.evolve(state, overflows=state.overflows + 1)
         victims.extend(chosen)
     return state, victims, False
 
 
-def _make_room(state: SpecState, *, in_flight: int, holds_lease: bool = False) -> SpecState:
+def _make_room(state: SpecState, rid: str, *, holds_lease: bool = False) -> SpecState:
     """A one-point cold add's evictions, done at once (the sequential spec).
 
     Memory rounds evict before the probe is read again, so a failed
@@ -349,9 +458,7 @@ def _make_room(state: SpecState, *, in_flight: int, holds_lease: bool = False) -
                 break
             for victim in chosen:
                 state = _evict(state, victim)
-    state, victims, refused = _choose_victims(
-        state, in_flight=in_flight, memory=False, holds_lease=holds_lease
-    )
+    state, victims, refused = _choose_victims(state, rid, memory=False, holds_lease=holds_lease)
     for victim in victims:
         state = _evict(state, victim)
     if refused:
@@ -362,19 +469,19 @@ def _make_room(state: SpecState, *, in_flight: int, holds_lease: bool = False) -
 def _restore(state: SpecState, exclude: str | None = None) -> SpecState:
     """The bound comes back (issue 14): after a lease or pin ends or a cold add finishes.
 
-    While registered plus in-flight loads exceed `max_size`, the least
-    recently used model that is neither pinned, leased, leaving nor
-    `exclude` (what the add just loaded) is evicted.  A failed `clear_cache`
-    stops it: that model stays, and the operation that triggered it still
-    succeeds.  Nothing happens while another add's victims are leaving (that
-    add restores when it ends).
+    While the cache is over a bound (`SpecState.excess`: registered plus
+    in-flight loads over `max_size`, or their weight over `max_weight`), the
+    least recently used models that are neither pinned, leased, leaving nor
+    `exclude` (what the add just loaded) are evicted until both are within.
+    A failed `clear_cache` stops it: that model stays, and the operation that
+    triggered it still succeeds.  Nothing happens while another add's victims
+    are leaving (that add restores when it ends).
     """
     if state.leaving:
         return state
-    excess = len(state.registered) + len(state.in_flight()) - state.max_size
-    if excess <= 0:
-        return state
-    for victim in [v for v in state.evictable() if v != exclude][:excess]:
+    count, weight = state.excess()
+    skip = () if exclude is None else (exclude,)
+    for victim in _pick(state, count, weight, skip):
         try:
             state = _evict(state, victim)
         except _Raise as failure:
@@ -396,7 +503,7 @@ def _add(
         lru = (*(x for x in state.lru if x != rid), rid)
         pins = state.pins | {rid} if pin else state.pins
         return attrs.evolve(state, lru=lru, pins=pins)
-    state = _make_room(state, in_flight=0, holds_lease=holds_lease is True)
+    state = _make_room(state, rid, holds_lease=holds_lease is True)
     # The registry is asked only now (the inner manager's add), after eviction.
     if not state.config.accepts(rid):
         raise _Raise(state.config.unknown_id_error, _restore(state, rid))
@@ -413,6 +520,7 @@ def _add(
         registered=_sorted_pairs(models),
         lru=(*state.lru, rid),
         pins=state.pins | {rid} if pin else state.pins,
+        weighed=state.weighed | {rid},
     )
     return _restore(state, rid)
 
@@ -459,9 +567,7 @@ def _admit(
         return _with_admitted(state, (*state.admitted, (oid, rid, _HIT)))
     in_flight = state.in_flight()
     if rid not in in_flight:  # a slot already held for rid is shared: no room needed
-        chose, victims, refused = _choose_victims(
-            state, in_flight=len(in_flight), holds_lease=holds_lease is True
-        )
+        chose, victims, refused = _choose_victims(state, rid, holds_lease=holds_lease is True)
         if victims and state.leaving:
             # Evictions run one at a time: the core waits for the other one.
             raise _Raise(_BLOCKED, state)
@@ -543,6 +649,7 @@ def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | N
                 registered=_sorted_pairs(models),
                 lru=(*state.lru, rid),
                 pins=state.pins | {rid} if pin is True else state.pins,
+                weighed=state.weighed | {rid},
             )
     if lease is True:
         state, token = _lease(state, rid)
