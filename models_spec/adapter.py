@@ -24,6 +24,7 @@ from models_spec.spec import ON_FULL_POLICIES
 
 __all__ = [
     "CAPABILITIES",
+    "WEIGHTED_CORE",
     "AdapterError",
     "BareManagerAdapter",
     "CoreAdapter",
@@ -36,6 +37,7 @@ __all__ = [
     "loaded_from",
     "stack_statistics",
     "target_specs",
+    "weighted_core_adapter",
 ]
 
 CAPABILITIES: Final = frozenset(
@@ -86,7 +88,10 @@ class Snapshot:
     * `pins`: pinned resolved ids;
     * `leases`: resolved id -> lease count (ids with at least one);
     * `in_flight_loads`: capacity slots held by loads in progress;
-    * `max_size`: the capacity bound;
+    * `max_size`: the capacity bound in models (None: none, or not known);
+    * `weights`: resolved id -> the weight the cache counts for the model
+      (weighted caches only);
+    * `max_weight`: the bound on the registered models' weight (None: none);
     * `lru_lock_held`: whether the LRU lock is held right now (for I14).
     """
 
@@ -100,6 +105,8 @@ class Snapshot:
     in_flight_loads: int | None = None
     max_size: int | None = None
     lru_lock_held: bool | None = None
+    weights: Mapping[str, int] | None = attrs.field(default=None, converter=_frozen_mapping)
+    max_weight: int | None = None
 
     def observable(self) -> tuple[object, ...]:
         """What two conforming stacks must agree on (I8): keys, LRU, pins, leases."""
@@ -241,6 +248,13 @@ class CoreAdapter:
     # The cache's full-cache policy; the spec judges the run under the same one
     # (an adapter without this attribute is judged as "proceed").
     on_full: str = "proceed"
+    # Weight-based capacity: `max_weight` (None: unweighted) bounds the sum of
+    # the models' weights; the cache's weigher gives a model the weight of its
+    # resolved id in `weights`, `default_weight` for ids not listed.  The spec
+    # judges the run with the same weights (`weighting()`).
+    max_weight: int | None = None
+    weights: Mapping[str, int] = attrs.field(factory=dict, converter=dict)
+    default_weight: int = 1
     # (stack, cache layer, innermost manager) of the last stack snapshotted; the stack
     # is held so its id cannot be reused while the entry exists.
     _last_layers: tuple[Any, Any, Any] | None = attrs.field(
@@ -252,15 +266,36 @@ class CoreAdapter:
             raise ValueError(f"depth must be an int >= 0 (got {self.depth!r})")
         if self.on_full not in ON_FULL_POLICIES:
             raise ValueError(f"on_full must be one of {ON_FULL_POLICIES} (got {self.on_full!r})")
+        if self.max_weight is not None and (
+            isinstance(self.max_weight, bool)
+            or not isinstance(self.max_weight, int)
+            or self.max_weight < 1
+        ):
+            raise ValueError(f"max_weight must be an int >= 1 or None (got {self.max_weight!r})")
         if not self.name:
             policy = "" if self.on_full == "proceed" else f"-{self.on_full}"
-            self.name = f"core-depth{self.depth}{policy}"
+            weighted = "" if self.max_weight is None else "-weighted"
+            self.name = f"core-depth{self.depth}{policy}{weighted}"
+
+    def weighting(self) -> dict[str, Any]:
+        """The spec's weight settings for this adapter (`spec.initial_state` keywords)."""
+        if self.max_weight is None:
+            return {}
+        return {
+            "max_weight": self.max_weight,
+            "weights": dict(self.weights),
+            "default_weight": self.default_weight,
+        }
+
+    def weigh(self, resolved_id: str, model: object) -> int:
+        """The weigher given to the cache: the weight of `resolved_id` in `weights`."""
+        return self.weights.get(resolved_id, self.default_weight)
 
     def build(
         self,
         registry: Any,
         *,
-        max_size: int,
+        max_size: int | None,
         memory_probe: Any = None,
         lock_timeout: float = 60.0,
         queue_lock_timeout: float = 5.0,
@@ -269,6 +304,7 @@ class CoreAdapter:
         """`Decorator^a(Cache(Decorator^b(Manager)))` with a + b = depth, a = min(1, depth).
 
         `inner_models` are loaded into the manager before the cache adopts them.
+        `max_size` None bounds a weighted adapter's cache by weight only.
         """
         from modelmanager import (  # noqa: PLC0415
             ModelManager,
@@ -289,6 +325,9 @@ class CoreAdapter:
         if memory_probe is not None:
             cache_kwargs["memory_probe"] = memory_probe
             cache_kwargs["memory_free_threshold"] = _probe_threshold(memory_probe)
+        if self.max_weight is not None:
+            cache_kwargs["max_weight"] = self.max_weight
+            cache_kwargs["weigher"] = self.weigh
         stack: Any = WithFixedSizeCache(inner, max_size=max_size, **cache_kwargs)
         cache = stack
         for _ in range(outer):
@@ -311,6 +350,8 @@ class CoreAdapter:
             in_flight_loads=cache.in_flight_loads(),
             max_size=getattr(cache, "max_size", None),
             lru_lock_held=_lru_lock_held(cache) if self.observe_lru_lock else None,
+            weights=None if self.max_weight is None else cache.weights(),
+            max_weight=self.max_weight,
         )
 
     def _layers(self, stack: Any) -> tuple[Any, Any]:
@@ -387,13 +428,34 @@ def core_adapters() -> tuple[CoreAdapter, ...]:
 
 
 def core_adapter_named(name: str) -> CoreAdapter | None:
-    """The `CoreAdapter` whose default name is `name` ("core-depth<N>[-<on_full>]"), or None."""
+    """The `CoreAdapter` whose default name is `name`, or None.
+
+    Names: "core-depth<N>[-<on_full>][-weighted]"; "-weighted" is the
+    `WEIGHTED_CORE` setting (see `weighted_core_adapter`).
+    """
     if not name.startswith("core-depth"):
         return None
-    depth, _, policy = name.removeprefix("core-depth").partition("-")
+    rest = name.removeprefix("core-depth")
+    weighted = rest.endswith("-weighted")
+    depth, _, policy = rest.removesuffix("-weighted").partition("-")
     if not depth.isdigit() or (policy and policy not in ON_FULL_POLICIES):
         return None
+    if weighted:
+        return weighted_core_adapter(int(depth), on_full=policy or "proceed")
     return CoreAdapter(int(depth), on_full=policy or "proceed")
+
+
+WEIGHTED_CORE: Final = {
+    "max_weight": 4,
+    "weights": {"A": 1, "B": 2, "C": 2, "P": 1, "X": 3, "Y": 2, "Z": 2, "a": 1, "b": 2, "c": 3},
+}
+"""The weighted check cells' setting: the ids the scenarios use weigh 1 to 3 (others 1)
+under a bound of 4, so two models often do not fit where the count bound would let them."""
+
+
+def weighted_core_adapter(depth: int = 0, *, on_full: str = "proceed") -> CoreAdapter:
+    """Our core with weight-based capacity (`WEIGHTED_CORE`) besides its count bound."""
+    return CoreAdapter(depth, on_full=on_full, **WEIGHTED_CORE)  # type: ignore[arg-type]
 
 
 def _validate(candidate: object, target: str) -> ManagerAdapter:

@@ -268,18 +268,27 @@ def _overflow_slack(stack: Any) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def _quiescent_slack(stack: Any) -> int:
-    """I11's slack at quiescence: none, unless a restoration's unload failed.
+def _weighting(adapter: object) -> dict[str, Any]:
+    """The spec's weight settings for `adapter` (its ``weighting()``; none if it has none)."""
+    weighting = getattr(adapter, "weighting", None)
+    return dict(weighting()) if callable(weighting) else {}
+
+
+def _quiescent_slack(stack: Any) -> int | None:
+    """I11's slack at quiescence: none, unless a restoration's unload failed (None
+    when none did: then no slack at all).
 
     The bound comes back when leases and pins end (``restoration_failures``
     counts the restorations a failed unload stopped; the models over the
-    bound stay until the next one): only then are the overflows slack.
+    bound stay until the next one): only then are the overflows slack.  The
+    ``statistics()`` reads take the stack's counter lock, a switch point:
+    recorded schedules depend on how many there are.
     """
     stats = getattr(stack, "statistics", None)
     failures = getattr(stats(), "restoration_failures", 0) if callable(stats) else 0
     if isinstance(failures, int) and failures > 0:
         return _overflow_slack(stack)
-    return 0
+    return None
 
 
 def _same_state(a: Snapshot, b: Snapshot) -> bool:
@@ -296,6 +305,8 @@ def _same_state(a: Snapshot, b: Snapshot) -> bool:
         or a.in_flight_loads != b.in_flight_loads
         or a.max_size != b.max_size
         or a.lru_lock_held != b.lru_lock_held
+        or a.weights != b.weights
+        or a.max_weight != b.max_weight
     ):
         return False
     ra, rb = a.registered, b.registered
@@ -690,12 +701,18 @@ class Driver:
 
     def quiescence(self, *, linearizable: bool = True) -> None:
         """Every state invariant at quiescence, then I15 unless `linearizable` is False."""
+        snapshot = self.snapshot()
+        slack = _quiescent_slack(self.stack)
+        # A weight restoration evicts as many models as the excess weight needs;
+        # one stopped by a failed unload keeps all those it had not evicted yet,
+        # which the counters cannot tell: the weight forms are then not judged.
         report = check_all(
-            self.snapshot(),
+            snapshot,
             self.ghost,
             quiescent=True,
             capabilities=self.caps,
-            capacity_slack=_quiescent_slack(self.stack),
+            capacity_slack=slack or 0,
+            weight_slack=0 if slack is None else len(snapshot.registered),
         )
         if report.violated:
             self.violate(report.violated[0])
@@ -727,6 +744,7 @@ class Driver:
             max_size=self.bound,
             script=self.script,
             on_full=getattr(self.adapter, "on_full", "proceed"),
+            **_weighting(self.adapter),
         )
         result = check_linearizability(history, step, initial=initial, max_steps=200_000)
         self.lin_result = result

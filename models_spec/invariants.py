@@ -225,8 +225,9 @@ def check_i11(
     added: str | None = None,
     slack: int = 0,
     quiescent: bool = False,
+    weight_slack: int | None = None,
 ) -> None:
-    """I11 capacity.
+    """I11 capacity, in models (`max_size`) and in weight (`max_weight`).
 
     State form: registered + in-flight loads <= max_size + (registered ids
     pinned or leased) + `slack`.  An admission over capacity (only pinned or
@@ -241,45 +242,102 @@ def check_i11(
     Postcondition form (`added` = the id a cold add just loaded): the stack
     is within max_size unless every other registered model is pinned or
     leased.
+
+    Weight (when the snapshot carries `weights` and `max_weight`): a model's
+    weight is known only once it is loaded, so a load may take the cache
+    over `max_weight`, which the cache then restores, evicting everything
+    evictable but that model if need be.  Postcondition form: over
+    `max_weight` after adding `added`, at most `slack` other models (those a
+    failed unload kept) are neither pinned nor leased.  Quiescent form: over
+    `max_weight`, at most one unpinned model (the last one loaded) plus
+    `slack` is registered.  There is no weight state form: what an
+    in-flight load will weigh is not observable.  `weight_slack` (default:
+    `slack`) replaces `slack` for the weight forms: a failed restoration keeps
+    its remaining victims, however many the weight needed.
     """
-    _need("I11", snapshot, "max_size")
-    assert snapshot.max_size is not None
+    if snapshot.max_size is None and (snapshot.max_weight is None or snapshot.weights is None):
+        _need("I11", snapshot, "max_size")
+    if snapshot.max_weight is not None and snapshot.weights is not None:
+        extra = slack if weight_slack is None else weight_slack
+        _check_weight(snapshot, snapshot.max_weight, snapshot.weights, added, extra, quiescent)
+    if snapshot.max_size is not None:
+        _check_count(snapshot, snapshot.max_size, added, slack, quiescent)
+
+
+def _check_count(
+    snapshot: Snapshot, max_size: int, added: str | None, slack: int, quiescent: bool
+) -> None:
     leases, pins = snapshot.leases or {}, snapshot.pins or frozenset()
     protected = {rid for rid in snapshot.registered if rid in pins or rid in leases}
     in_flight = snapshot.in_flight_loads or 0
     total = len(snapshot.registered) + in_flight
     if added is not None:
         others = set(snapshot.registered) - {added} - protected
-        if len(snapshot.registered) > snapshot.max_size and others:
+        if len(snapshot.registered) > max_size and others:
             _fail(
                 "I11",
                 f"{len(snapshot.registered)} models loaded (max_size "
-                f"{snapshot.max_size}) after adding {added!r} while {sorted(others)} "
+                f"{max_size}) after adding {added!r} while {sorted(others)} "
                 "were evictable",
                 registered=sorted(snapshot.registered),
             )
         return
     if quiescent and not leases and not in_flight:
         pinned = len({rid for rid in snapshot.registered if rid in pins})
-        bound = (snapshot.max_size if pinned < snapshot.max_size else pinned + 1) + slack
+        bound = (max_size if pinned < max_size else pinned + 1) + slack
         if total > bound:
             _fail(
                 "I11",
                 f"{len(snapshot.registered)} models loaded at quiescence (max_size "
-                f"{snapshot.max_size}, {pinned} pinned, no lease): the bound did not come "
+                f"{max_size}, {pinned} pinned, no lease): the bound did not come "
                 "back when the leases and pins over it ended",
                 registered=sorted(snapshot.registered),
             )
         return
-    bound = snapshot.max_size + len(protected) + slack
+    bound = max_size + len(protected) + slack
     if total > bound:
         _fail(
             "I11",
             f"{len(snapshot.registered)} registered + {in_flight} in flight "
-            f"exceed max_size {snapshot.max_size} (+{len(protected)} pinned/leased)",
+            f"exceed max_size {max_size} (+{len(protected)} pinned/leased)",
             registered=sorted(snapshot.registered),
             in_flight=in_flight,
         )
+
+
+def _check_weight(  # noqa: PLR0917 - internal helper of check_i11
+    snapshot: Snapshot,
+    max_weight: int,
+    weights: Mapping[str, int],
+    added: str | None,
+    slack: int,
+    quiescent: bool,
+) -> None:
+    total = sum(weights.get(rid, 0) for rid in snapshot.registered)
+    if total <= max_weight:
+        return
+    leases, pins = snapshot.leases or {}, snapshot.pins or frozenset()
+    carried = {rid: weights.get(rid, 0) for rid in sorted(snapshot.registered)}
+    if added is not None:
+        others = set(snapshot.registered) - {added} - set(pins) - set(leases)
+        if len(others) > slack:
+            _fail(
+                "I11",
+                f"models weighing {total} loaded (max_weight {max_weight}) after adding "
+                f"{added!r} while {sorted(others)} were evictable",
+                weights=carried,
+            )
+        return
+    if quiescent and not leases and not snapshot.in_flight_loads:
+        unpinned = set(snapshot.registered) - set(pins)
+        if len(unpinned) > 1 + slack:
+            _fail(
+                "I11",
+                f"models weighing {total} loaded at quiescence (max_weight {max_weight}, "
+                f"no lease) with {sorted(unpinned)} unpinned: the weight bound did not "
+                "come back",
+                weights=carried,
+            )
 
 
 def check_i13(snapshot: Snapshot | None, ghost: Ghost) -> None:
@@ -377,6 +435,17 @@ def check_i3_returned(ghost: Ghost, *, resolved_id: str, live_at_call: bool, sin
     )
 
 
+def _restored_for_weight(before: Snapshot, restored: set[str]) -> bool:
+    """Whether `restored` is what restoring `before`'s weight bound may evict: all
+    but the most recent of them weigh less than the excess (no more than needed)."""
+    weights, max_weight = before.weights, before.max_weight
+    if weights is None or max_weight is None or before.lru is None:
+        return False
+    excess = sum(weights.get(rid, 0) for rid in before.registered) - max_weight
+    order = [rid for rid in before.lru if rid in restored]
+    return excess > 0 and sum(weights.get(rid, 0) for rid in order[:-1]) < excess
+
+
 def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     """I5 failed remove is a no-op: same registry (same model objects) and the
     exact LRU order and pins.
@@ -384,7 +453,9 @@ def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     One allowance: a remove ends by restoring the cache's bound, so when the
     cache was over ``max_size`` before, up to that excess of *other* models,
     neither pinned nor leased, may have been evicted by it; the LRU is then the
-    old order without them. The target itself never goes.
+    old order without them. Over ``max_weight``, the least recent of them may
+    go until their weight covers the excess (all but the last one evicted
+    weigh less than it). The target itself never goes.
     """
     gone = set(before.registered) - set(after.registered)
     restored = gone - {resolved_id}
@@ -392,7 +463,7 @@ def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     protected = set(before.pins or ()) | set(before.leases or {})
     if (
         resolved_id in gone
-        or len(restored) > max(excess, 0)
+        or (len(restored) > max(excess, 0) and not _restored_for_weight(before, restored))
         or restored & protected
         or {k: id(v) for k, v in before.registered.items() if k not in restored}
         != {k: id(v) for k, v in after.registered.items()}
@@ -539,6 +610,7 @@ def check_i16(
     target: str | None = None,
     until: int | None = None,
     restored: bool = False,
+    restoration_failed: bool = False,
 ) -> None:
     """I16 errors are never masked.
 
@@ -551,8 +623,17 @@ def check_i16(
     cache back within its bound (issue 14), which swallows a failed unload by
     design (counted in ``restoration_failures``, the model stays): unload
     failures of an operation that raised nothing are then allowed.
+    `restoration_failed`: the caller knows exactly that this operation's own
+    restoration had a failed unload (a sequential driver reads the counter):
+    unload failures of models other than `target` (a restoration never evicts
+    the model its operation removes) are then allowed whatever the operation
+    raised for its own part (e.g. a remove of a leased model that timed out).
     """
     failures = ghost.failures_since(since, thread, until)
+    if restoration_failed:
+        failures = [
+            f for f in failures if not isinstance(f, ScriptedUnloadError) or f.resolved_id == target
+        ]
     if restored and raised is None:
         failures = [f for f in failures if not isinstance(f, ScriptedUnloadError)]
     if failures:
@@ -777,14 +858,16 @@ class InvariantReport:
         return "\n".join(lines)
 
 
-def _state_runners(slack: int) -> dict[str, Callable[[Snapshot, Ghost, bool], None]]:
+def _state_runners(
+    slack: int, weight_slack: int | None = None
+) -> dict[str, Callable[[Snapshot, Ghost, bool], None]]:
     return {
         "I1": lambda s, g, q: check_i1(s, g),
         "I2": lambda s, g, q: check_i2(s, g),
         "I4": lambda s, g, q: check_i4(s, g, quiescent=q),
         "I7": lambda s, g, q: check_i7(s, g, quiescent=q),
         "I9": lambda s, g, q: check_i9(s, g, quiescent=q),
-        "I11": lambda s, g, q: check_i11(s, g, slack=slack, quiescent=q),
+        "I11": lambda s, g, q: check_i11(s, g, slack=slack, quiescent=q, weight_slack=weight_slack),
         "I13": lambda s, g, q: check_i13(s, g),
         "I14": lambda s, g, q: check_i14(s, g),
     }
@@ -797,13 +880,14 @@ def check_all(
     quiescent: bool,
     capabilities: Collection[str],
     capacity_slack: int = 0,
+    weight_slack: int | None = None,
 ) -> InvariantReport:
     """Run every state invariant; operation and history invariants are listed as
     skipped ("needs operation context").  Never raises a violation: inspect
-    or `raise_first()` the report.  `capacity_slack` is passed to I11 (see
-    `check_i11`: models admitted over capacity that are no longer pinned)."""
+    or `raise_first()` the report.  `capacity_slack` and `weight_slack` are
+    passed to I11 (see `check_i11`: models a failed restoration kept)."""
     caps = frozenset(capabilities)
-    runners = _state_runners(capacity_slack)
+    runners = _state_runners(capacity_slack, weight_slack)
     checked: list[str] = []
     skipped: list[tuple[str, str]] = []
     violated: list[InvariantViolation] = []
