@@ -211,9 +211,18 @@ def _exercises_full_policy(scenario: Scenario) -> bool:
     """Whether a cache full of pinned or leased models is reachable (and the spec
     models the policy exactly: no memory pressure, whose rounds precede the wait)."""
     needs = scenario.all_needs
-    return "memory" not in needs and bool(needs & {"leases", "pins"}) and bool(
-        needs & {"capacity", "lru"}
+    return (
+        "memory" not in needs
+        and bool(needs & {"leases", "pins"})
+        and bool(needs & {"capacity", "lru"})
     )
+
+
+def _exercises_weights(scenario: Scenario) -> bool:
+    """Whether the scenario evicts (capacity or LRU) on a cache the weighted cells can
+    judge exactly: no memory pressure, no models adopted from the inner manager."""
+    needs = scenario.all_needs
+    return bool(needs & {"capacity", "lru"}) and not needs & {"memory", "adopt"}
 
 
 def _strategies(options: SuiteOptions) -> tuple[str, ...]:
@@ -314,6 +323,9 @@ def plan_jobs(
             # where a cache full of pinned or leased models is reachable.
             for policy in FULL_POLICY_CELLS:
                 add(scenario_id, f"core-depth0-{policy}", "core", strategies[:1], budget)
+        if _exercises_weights(scenario):
+            # Weight-based capacity (WEIGHTED_CORE) besides the count bound.
+            add(scenario_id, "core-depth0-weighted", "core", strategies[:1], budget)
         if scenario.supported_by(bare) and scenario.bugs:
             add(scenario_id, bare.name, "core", strategies, budget)
     variant_budget = budget * VARIANT_BUDGET_FACTOR
