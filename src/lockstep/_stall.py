@@ -198,6 +198,9 @@ def _static_attribute(obj: object, name: str) -> object:
     """``obj.name`` without running user code (no properties, no __getattr__)."""
     try:
         raw = inspect.getattr_static(obj, name)
+        static = getattr(type(raw), "_ls_static", None)
+        if static is not None:  # a watched instance's attribute: what its class would give
+            raw = static(raw, obj)
     except AttributeError:
         return _UNRESOLVED
     if isinstance(obj, type) or not hasattr(type(raw), "__get__"):

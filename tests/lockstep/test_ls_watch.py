@@ -7,6 +7,7 @@ alive (so every access is a switch point) and a checkpoint between operations
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import functools
@@ -418,6 +419,69 @@ def test_instance_attribute_accesses() -> None:
         ("write", "extra", "write"),
         ("write", "extra", "del"),
     ]
+
+
+class _Hybrid(abc.ABC):  # noqa: B024 - what is tested is its ABC registry, not methods
+    """An ABC with a __slots__ member next to its __dict__ and a class-level default."""
+
+    __slots__ = ("__dict__", "slot")
+    limit = 3
+
+    def __init__(self) -> None:
+        self.slot = 1
+        self.value = 2
+
+    def label(self) -> str:
+        return "method"
+
+
+def test_attributes_created_later_slots_shadowed_methods_and_abcs() -> None:
+    """Reads are tracked for every attribute a watched instance stores, including one
+    first assigned during the execution, a __slots__ member and an instance attribute
+    shadowing a method; methods and the class's own attributes are left alone."""
+
+    def shadow(h: _Hybrid) -> None:
+        h.label = "shadowed"  # type: ignore[method-assign, assignment]
+
+    ops = _recorded(
+        _Hybrid,
+        lambda h: h.slot,
+        lambda h: setattr(h, "slot", 5),
+        lambda h: h.label(),
+        lambda h: setattr(h, "later", 7),
+        lambda h: h.later,
+        lambda h: h.limit,
+        shadow,
+        lambda h: h.label,
+        lambda h: h.value,
+    )
+    assert ops == [
+        ("read", "slot", "read"),
+        ("write", "slot", "write"),
+        ("write", "later", "write"),
+        ("read", "later", "read"),
+        ("read", "limit", "read"),
+        ("write", "label", "write"),
+        ("read", "label", "read"),
+        ("read", "value", "read"),
+    ]
+
+    def body() -> tuple[object, ...]:
+        first, second = watch(_Hybrid()), watch(_Hybrid())
+        first.label = "shadowed"  # type: ignore[method-assign, assignment]
+        tracked = type(second)
+        return (
+            second.label(),
+            first.label,
+            second.slot,
+            isinstance(second, _Hybrid),
+            issubclass(tracked, _Hybrid),
+            "_abc_impl" in vars(tracked) and vars(tracked)["_abc_impl"] is not _Hybrid._abc_impl,  # type: ignore[attr-defined]
+            "__init__" in vars(tracked),
+        )
+
+    value, _ = _run(body)
+    assert value == ("method", "shadowed", 1, True, True, True, False)
 
 
 def test_a_watched_instance_is_the_same_object() -> None:

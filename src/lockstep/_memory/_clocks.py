@@ -43,7 +43,7 @@ of ``t`` made at epoch ``>= c``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -96,6 +96,11 @@ _LOCKING = frozenset(
 
 _SYNC_KINDS = ACQUIRES | RELEASES | {"Thread.start"}  # the steps that apply() reads
 
+# What catch_up does with a step (SyncTracker._classify): nothing, a plain lock's
+# acquire or release (written out), or apply().
+_SKIP, _ACQUIRE, _RELEASE, _OTHER = 0, 1, 2, 3
+_PLAIN_LOCK = {"Lock.acquire": _ACQUIRE, "Lock.release": _RELEASE}
+
 
 def join(into: VectorClock, other: Sequence[int]) -> None:
     """``into = into ⊔ other`` (component-wise maximum), growing ``into`` as needed."""
@@ -146,6 +151,8 @@ class SyncTracker:
         # release (that thread's clock only grows: its next acquire joins nothing).
         self._copy_of: dict[int, int] = {}
         self._saved: dict[tuple[int, int], int] = {}
+        # id(op) -> (op, what catch_up does with it, its lock's number or -1).
+        self._ops: dict[int, tuple[OpDescriptor, int, int]] = {}
 
     def number(self, resource: Hashable) -> int:
         """The number standing for ``resource`` (equal resources get the same one)."""
@@ -164,64 +171,93 @@ class SyncTracker:
 
     def catch_up(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Apply the steps recorded since the last call (``rows``: the run's step rows,
-        ``(thread, op, choice, ...)``, see ``Run._rows``)."""
+        ``(thread, op, choice, ...)``, see ``Run._rows``).
+
+        Runs before most watched accesses that follow a step, so the common steps
+        (``Lock.acquire``/``Lock.release`` of a lock, steps that synchronise nothing) are
+        handled here written out, from what each operation was classified as the first
+        time it was seen (an operation's descriptor is shared by all its steps).
+        """
         end = len(rows)
-        handlers = _HANDLERS
-        for index in range(self.cursor, end):
+        index = self.cursor
+        if index == end:
+            return
+        ops = self._ops
+        owners = self._owners
+        threads = self.threads
+        primitives = self.primitives
+        copy_of = self._copy_of
+        last_sync = self.last_sync
+        while index < end:
             row = rows[index]
             op = row[1]
-            handler = handlers.get(op.kind)
-            if handler is not None:
-                handler(self, index, row[0].index, op, row[2].kind)
+            entry = ops.get(id(op))
+            if entry is None or entry[0] is not op:
+                entry = self._classify(op)
+            code = entry[1]
+            if code == _SKIP:
+                index += 1
+                continue
+            thread = row[0].index
+            if code == _ACQUIRE:
+                key = entry[2]
+                # A timeout fired, or acquire(blocking=False) on a held lock failed: no edge.
+                if row[2].kind == "run" and key not in owners:
+                    owners[key] = (thread, 1)
+                    vc = threads.get(thread)
+                    if vc is None:
+                        vc = self._start(thread)
+                    released = primitives.get(key)
+                    if released is not None and copy_of.get(key) != thread:
+                        if len(vc) < len(released):
+                            vc.extend([0] * (len(released) - len(vc)))
+                        for u, value in enumerate(released):
+                            if value > vc[u]:  # noqa: PLR1730 - faster than max()
+                                vc[u] = value
+                    last_sync[thread] = index
+            elif code == _RELEASE:
+                key = entry[2]
+                owner = owners.pop(key, None) if row[2].kind == "run" else None
+                if owner is not None:  # else RuntimeError: release of an unlocked lock
+                    vc = threads.get(thread)
+                    if vc is None:
+                        vc = self._start(thread)
+                    if owner[0] == thread:
+                        # It joined the lock's clock when it acquired it and held it
+                        # since, so its clock covers the lock's: the join is a copy
+                        # (FastTrack's rule).
+                        primitives[key] = vc[:]
+                        copy_of[key] = thread
+                    else:  # released by another thread than the one that acquired it
+                        released = primitives.get(key)
+                        if released is None:
+                            primitives[key] = vc[:]
+                        else:
+                            join(released, vc)
+                        copy_of.pop(key, None)
+                    vc[thread] += 1
+                    last_sync[thread] = index
+            else:
+                self.apply(index, thread, op, row[2].kind)
+            index += 1
         self.cursor = end
 
-    def _lock_acquire(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
-        """``Lock.acquire`` (the most common step: :meth:`apply` written out for it)."""
+    def _classify(self, op: OpDescriptor) -> tuple[OpDescriptor, int, int]:
+        """How :meth:`catch_up` handles ``op``'s steps (cached by identity; the entry
+        keeps ``op`` alive, so its id is not reused)."""
+        kind = op.kind
         resource = op.resource
-        if type(resource) is not PrimitiveId:
-            self.apply(index, thread, op, choice)
-            return
-        entry = self._by_id.get(id(resource))
-        key = entry[1] if entry is not None and entry[0] is resource else self.number(resource)
-        if choice != "run" or key in self._owners:
-            return  # a timeout fired, or acquire(blocking=False) on a held lock failed
-        self._owners[key] = (thread, 1)
-        vc = self.threads.get(thread)
-        if vc is None:
-            vc = self._start(thread)
-        released = self.primitives.get(key)
-        if released is not None and self._copy_of.get(key) != thread:
-            join(vc, released)
-        self.last_sync[thread] = index
-
-    def _lock_release(self, index: int, thread: int, op: OpDescriptor, choice: str) -> None:
-        """``Lock.release`` (:meth:`apply` written out for it)."""
-        resource = op.resource
-        if type(resource) is not PrimitiveId:
-            self.apply(index, thread, op, choice)
-            return
-        entry = self._by_id.get(id(resource))
-        key = entry[1] if entry is not None and entry[0] is resource else self.number(resource)
-        owner = self._owners.pop(key, None) if choice == "run" else None
-        if owner is None:
-            return  # RuntimeError: release of an unlocked lock
-        vc = self.threads.get(thread)
-        if vc is None:
-            vc = self._start(thread)
-        if owner[0] == thread:
-            # It joined the lock's clock when it acquired it and held it since, so
-            # its clock covers the lock's: the join is a copy (FastTrack's rule).
-            self.primitives[key] = list(vc)
-            self._copy_of[key] = thread
-        else:  # released by another thread than the one that acquired it
-            released = self.primitives.get(key)
-            if released is None:
-                self.primitives[key] = list(vc)
-            else:
-                join(released, vc)
-            self._copy_of.pop(key, None)
-        vc[thread] += 1
-        self.last_sync[thread] = index
+        key = -1
+        if kind not in _SYNC_KINDS:
+            code = _SKIP
+        elif kind in _PLAIN_LOCK and type(resource) is PrimitiveId:
+            code = _PLAIN_LOCK[kind]
+            key = self.number(resource)
+        else:
+            code = _OTHER
+        entry = (op, code, key)
+        self._ops[id(op)] = entry
+        return entry
 
     def clock(self, thread: int) -> VectorClock:
         """Thread ``thread``'s current vector clock (created at its first step)."""
@@ -312,9 +348,3 @@ class SyncTracker:
         if isinstance(resource, tuple):
             return tuple(self.number(r) for r in resource)
         return (self.number(resource),)
-
-
-_Handler = Callable[[SyncTracker, int, int, OpDescriptor, str], None]
-_HANDLERS: dict[str, _Handler] = dict.fromkeys(_SYNC_KINDS, SyncTracker.apply)
-_HANDLERS["Lock.acquire"] = SyncTracker._lock_acquire
-_HANDLERS["Lock.release"] = SyncTracker._lock_release

@@ -42,7 +42,7 @@ from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, Literal
 
 from lockstep._memory._locations import WHOLE
-from lockstep._memory._state import active_run, hook
+from lockstep._memory._state import active_run, hook, hook_whole
 from lockstep._runtime import Run
 
 __all__ = [
@@ -269,17 +269,29 @@ def _read_others(args: tuple[Any, ...]) -> None:
             hook(other, False, WHOLE, "read")
 
 
-def _wrapper(base_method: Callable[..., Any], name: str, write: bool, keyed: bool) -> Any:
+# Methods that take keyword arguments (every other wrapped method takes positional
+# arguments only, so its wrapper passes ``*args`` alone: no keyword dict to build).
+_KEYWORDS = frozenset({"sort", "update"})
+
+
+def _wrapper(
+    base_method: Callable[..., Any], name: str, write: bool, keyed: bool, seq: bool
+) -> Any:
     op = _OP_NAMES.get(name, name)
     reads_others = name in _READS_OTHERS
+    keywords = name in _KEYWORDS
 
     if keyed:
 
-        def keyed_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        def keyed_method(self: Any, *args: Any) -> Any:
+            hook(self, write, args[0] if args else WHOLE, op)
+            return base_method(self, *args)
+
+        def keyed_method_kw(self: Any, *args: Any, **kwargs: Any) -> Any:
             hook(self, write, args[0] if args else WHOLE, op)
             return base_method(self, *args, **kwargs)
 
-        method = keyed_method
+        method = keyed_method_kw if keywords else keyed_method
     elif reads_others:
 
         def binary_method(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -288,6 +300,18 @@ def _wrapper(base_method: Callable[..., Any], name: str, write: bool, keyed: boo
             return base_method(self, *args, **kwargs)
 
         method = binary_method
+    elif seq:
+        # A list's or deque's operation (the most frequent container accesses).
+
+        def seq_method(self: Any, *args: Any) -> Any:
+            hook_whole(self, write, op)
+            return base_method(self, *args)
+
+        def seq_method_kw(self: Any, *args: Any, **kwargs: Any) -> Any:
+            hook_whole(self, write, op)
+            return base_method(self, *args, **kwargs)
+
+        method = seq_method_kw if keywords else seq_method
     else:
 
         def whole_method(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -447,12 +471,12 @@ def tracked_class(base: Any) -> type:
     family = container_family(base)
     if family is None:
         raise TypeError(f"{base.__qualname__} is not a dict, set, list or deque")
-    _shape, specs = _FAMILIES[family]
+    shape, specs = _FAMILIES[family]
     namespace: dict[str, Any] = {"__slots__": ()}
     for name, write, keyed in specs:
         method = getattr(base, name, None)
         if method is not None:
-            namespace[name] = _wrapper(method, name, write, keyed)
+            namespace[name] = _wrapper(method, name, write, keyed, shape == "seq")
     namespace["__iter__"] = _iter_method(base.__iter__, "iter")
     if hasattr(base, "__reversed__"):
         namespace["__reversed__"] = _iter_method(base.__reversed__, "reversed")

@@ -49,10 +49,11 @@ __all__ = ["RaceDetector"]
 _getframe = sys._getframe
 
 # One recorded access (what a later conflicting access is compared with), a tuple:
-# (thread, epoch, slot, write, reorder, op, site, position, sync, thread name), where
-# position is the number of steps recorded when the access ran and sync the step of
-# the thread's last synchronisation before it.
-_Record = tuple[int, int, Hashable, bool, bool, str, Site, int, int | None, str]
+# (thread, epoch, slot, write, reorder, op, site, position, thread name), where
+# position is the number of steps recorded when the access ran. What only a report
+# reads is derived from it then: the step of the thread's last synchronisation
+# before the access (the step rows up to position, replayed), the line of the site.
+_Record = tuple[int, int, Hashable, bool, bool, str, Site, int, str]
 # A record ``rec`` of thread ``u = rec[0]`` races with an access by thread ``t`` whose
 # vector clock is ``clock`` when ``u != t and (u >= len(clock) or rec[1] > clock[u])``:
 # another thread's access that does not happen before it (written out where used:
@@ -67,8 +68,9 @@ class _Target:
     def __init__(self) -> None:
         # (thread, slot, write, reorder) -> the epoch of its last check: the same
         # access again at the same epoch adds nothing (FastTrack's same-epoch fast path;
-        # containers only: for an attribute its records say it).
-        self.seen: dict[tuple[int, Hashable, bool, bool], int] = {}
+        # containers only: for an attribute its records say it). ``whole`` keys a
+        # whole-container access of a list or deque by ``2 * thread + write``.
+        self.seen: dict[tuple[int, Hashable, bool, bool] | int, int] = {}
         self.writes: dict[Hashable, _Record] = {}
         self.reads: dict[Hashable, dict[int, _Record]] = {}
         self.w_all: _Record | None = None
@@ -200,7 +202,6 @@ class RaceDetector:
             "read",
             site,
             len(rows),
-            sync.last_sync.get(t),
             lt.name,
         )
         if reads is None:
@@ -243,7 +244,6 @@ class RaceDetector:
             "write",
             site,
             len(rows),
-            sync.last_sync.get(t),
             lt.name,
         )
         writes[name] = rec
@@ -260,6 +260,57 @@ class RaceDetector:
                     racing.append(r)
         if racing:
             self._report(lt, shadow, rec, racing)
+
+    def whole(self, lt: LogicalThread, shadow: Shadow, write: bool, op: str) -> None:
+        """``check(lt, shadow, WHOLE, write, op, False, 2)`` for a list or a deque (where
+        every access is to the whole container), faster: called by ``_state.hook_whole``
+        from the tracked method, whose caller made the access."""
+        sync = self.sync
+        rows = self.rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
+        t = lt.index
+        clock = sync.threads.get(t)
+        if clock is None:
+            clock = sync.clock(t)
+        epoch = clock[t]
+        target: _Target | None = shadow.races
+        if target is None:
+            target = shadow.races = _Target()
+        seen = target.seen
+        key = t + t + write  # (thread, write) as one int: no tuple to build
+        if seen.get(key) == epoch:
+            return
+        seen[key] = epoch
+        try:
+            frame = _getframe(3)  # whole, hook_whole, the tracked method, its caller
+        except ValueError:  # called from C at the bottom of a thread's stack
+            frame = _getframe(2)
+        code = frame.f_code
+        site = (code, frame.f_lasti) if USER_CODE.get(id(code)) is code else site_of(frame)
+        rec = (t, epoch, WHOLE, write, False, op, site, len(rows), lt.name)
+        n = len(clock)
+        racing = []
+        for r in target.w_any.values():
+            u = r[0]
+            if u != t and (u >= n or r[1] > clock[u]):
+                racing.append(r)
+        if write:
+            for r in target.r_any.values():
+                u = r[0]
+                if u != t and (u >= n or r[1] > clock[u]):
+                    racing.append(r)
+            if racing:
+                self._report(lt, shadow, rec, racing)
+            target.w_all = rec
+            target.w_any[t] = rec
+            target.r_all = {}
+            target.r_any = {}
+        else:
+            if racing:
+                self._report(lt, shadow, rec, racing)
+            target.r_all[t] = rec
+            target.r_any[t] = rec
 
     def check(  # noqa: PLR0917 - the access's fields, passed on the hot path unboxed
         self,
@@ -326,7 +377,6 @@ class RaceDetector:
             op,
             site,
             len(rows),
-            sync.last_sync.get(t),
             lt.name,
         )
         if not attr:
@@ -375,7 +425,7 @@ class RaceDetector:
             )
             self.run.fail(
                 "data-race",
-                f"data race on {race.location}: thread {other[0]}:{other[9]} "
+                f"data race on {race.location}: thread {other[0]}:{other[8]} "
                 f"{first.mode}s it ({first.op}) at {race.first.code} and thread "
                 f"{rec[0]}:{lt.name} {access.mode}s it ({access.op}) at {race.second.code} "
                 "with nothing ordering the two",
@@ -404,10 +454,10 @@ def _side(run: Run, access: Access, rec: _Record) -> RaceAccess:
             own = isinstance(resource, Access) and resource.target == access.target
             step, switch = record.index, own and index == position - 1
             break
-    sync = rec[8]
+    sync = _last_sync(run, thread, position)
     return RaceAccess(
         thread=thread,
-        thread_name=rec[9],
+        thread_name=rec[8],
         mode=access.mode,
         operation=access.op,
         location=access.location_text(),
@@ -416,6 +466,14 @@ def _side(run: Run, access: Access, rec: _Record) -> RaceAccess:
         last_sync=None if sync is None else SyncEvent.of(sync, steps[sync].op).describe(),
         switch=switch,
     )
+
+
+def _last_sync(run: Run, thread: int, position: int) -> int | None:
+    """The step of ``thread``'s last synchronisation among the first ``position`` steps
+    (what the tracker said when the access was recorded: the steps replayed)."""
+    tracker = SyncTracker()
+    tracker.catch_up(run._rows[:position])
+    return tracker.last_sync.get(thread)
 
 
 def _intended(shadow: Shadow, access: Access, other: _Record) -> bool:

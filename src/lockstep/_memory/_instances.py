@@ -2,9 +2,20 @@
 
 ``watch(obj)`` on an instance of a Python class ``C`` (with a ``__dict__``) sets
 ``obj.__class__`` to ``C``'s tracked subclass (generated once per class, adding no
-storage), which overrides ``__getattribute__``, ``__setattr__`` and
-``__delattr__``. The code under test is not edited; ``isinstance(obj, C)`` holds
-and ``obj.__class__`` still answers ``C`` (only ``type(obj)`` shows the subclass).
+storage). The code under test is not edited; ``isinstance(obj, C)`` holds and
+``obj.__class__`` still answers ``C`` (only ``type(obj)`` shows the subclass).
+
+How reads are seen: the tracked subclass holds a data descriptor (:class:`_Attr`)
+for each attribute name that a watched instance of ``C`` has stored (found when
+it is watched, added when a new one is assigned) and for each plain class-level
+value of ``C``. A data descriptor of the class takes precedence over the
+instance ``__dict__``, so ``obj.x`` calls the descriptor, which records the read
+and returns the stored value. Every other lookup (methods, properties, dunders)
+finds ``C``'s own attribute and costs nothing more than on ``C``: nothing
+intercepts ``__getattribute__``. Reads of a missing attribute
+(``getattr(obj, "x", None)``, ``hasattr``) reach the subclass's ``__getattr__``,
+which records them. Writes and deletions go through the subclass's
+``__setattr__`` and ``__delattr__``.
 
 Which attribute accesses are tracked (a read or write of the slot named like the
 attribute):
@@ -24,7 +35,10 @@ attribute):
 A container assigned to an attribute of a watched instance during the execution
 (``self._models = {}``) is replaced by a tracked one, like the containers found
 by ``watch``. Pickling or copying a watched instance gives a plain instance of
-``C``. At the end of the execution the instance gets its class back.
+``C``. At the end of the execution the instance gets its class back. The
+descriptors stay on the tracked subclass (only watched instances have it as
+their class); on an instance that is not watched in the current execution they
+record nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +51,7 @@ from lockstep._memory._containers import CONTAINER_TYPES, replace_class
 from lockstep._memory._state import MemoryState, active_run
 from lockstep._runtime import LogicalThread, _tls
 
-__all__ = ["base_class", "is_tracked_instance", "tracked_instance_class"]
+__all__ = ["base_class", "is_tracked_instance", "track_attributes", "tracked_instance_class"]
 
 # How an attribute name resolves on the class (cached per tracked class).
 _PLAIN = 0  # a value, a __slots__ member, or nothing: tracked
@@ -81,11 +95,113 @@ def _attribute_kind(cls: type, name: str) -> int:
     return _PLAIN
 
 
-def _in_dict(obj: object, name: str) -> bool:
-    try:
-        return name in object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        return False
+def _class_value(cls: type, name: str) -> Any:
+    """The attribute ``name`` of class ``cls`` as found in its MRO (``_MISSING`` if none)."""
+    for klass in cls.__mro__:
+        attr = klass.__dict__.get(name, _MISSING)
+        if attr is not _MISSING:
+            return attr
+    return _MISSING
+
+
+_MISSING: Any = object()
+
+# How an _Attr descriptor finds the value (what the name is on the base class).
+_IN_DICT = 0  # a plain value or nothing on the class: the instance __dict__, else the class
+_SHADOWS = 1  # a method (non-data descriptor): tracked when the instance __dict__ has it
+_CACHES = 2  # a functools.cached_property
+_SLOT = 3  # a __slots__ member
+
+
+class _Attr:
+    """The data descriptor standing for one attribute name on a tracked class.
+
+    ``__get__`` records the read (when the instance is watched in the current run)
+    and returns what ``C`` would; ``__set__``/``__delete__`` only store (the tracked
+    ``__setattr__``/``__delattr__`` record writes, before they store).
+    """
+
+    __slots__ = ("base", "member", "mode", "name")
+
+    def __init__(self, base: type, name: str, mode: int, member: Any) -> None:
+        self.base = base
+        self.name = name
+        self.mode = mode
+        self.member = member  # the slot's member descriptor, or the cached_property
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return getattr(self.base, self.name)
+        name = self.name
+        lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
+        if lt is not None:
+            run = lt.run
+            memory: MemoryState | None = run.memory
+            if memory is not None and not memory.busy and not run.in_invariant:
+                shadow = memory.shadows.get(id(obj))
+                if shadow is not None:
+                    mode = self.mode
+                    if mode == _CACHES:
+                        cached_now = name in obj.__dict__
+                        op = "read" if cached_now else "compute"
+                        memory.access(lt, shadow, not cached_now, name, op)
+                    elif mode != _SHADOWS or name in obj.__dict__:
+                        detector = memory.detector
+                        if detector is not None and not shadow.benign:
+                            # What MemoryState.access does for it (the hottest path).
+                            detector.read_attr(lt, shadow, name)
+                        else:
+                            memory.access(lt, shadow, False, name, "read")
+        if self.mode <= _SHADOWS:  # in the instance __dict__, else on the class
+            found = obj.__dict__.get(name, _MISSING)
+            if found is not _MISSING:
+                return found
+            return self._from_class(obj)
+        return self.member.__get__(obj, owner)  # a slot, or a cached_property (may compute)
+
+    def _ls_static(self, obj: Any) -> Any:
+        """What ``inspect.getattr_static(obj, name)`` gives on an instance of ``C``
+        (runs no code, records nothing; raises AttributeError when there is none): the
+        stall diagnosis reads attributes this way."""
+        if isinstance(obj, type) or self.mode == _SLOT:
+            return self.member if self.mode == _SLOT else _class_value(self.base, self.name)
+        found = vars(obj).get(self.name, _MISSING)
+        if found is _MISSING:
+            found = _class_value(self.base, self.name)
+        if found is _MISSING:
+            raise AttributeError(self.name)
+        return found
+
+    def _from_class(self, obj: Any) -> Any:
+        """What ``C`` answers for a name the instance does not store."""
+        attr = _class_value(self.base, self.name)
+        if attr is _MISSING:
+            raise AttributeError(
+                f"{self.base.__name__!r} object has no attribute {self.name!r}",
+                name=self.name,
+                obj=obj,
+            )
+        get = getattr(type(attr), "__get__", None)
+        return attr if get is None else get(attr, obj, type(obj))
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if self.mode == _SLOT:
+            self.member.__set__(obj, value)
+        else:
+            obj.__dict__[self.name] = value
+
+    def __delete__(self, obj: Any) -> None:
+        if self.mode == _SLOT:
+            self.member.__delete__(obj)
+            return
+        try:
+            del obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(
+                f"{self.base.__name__!r} object has no attribute {self.name!r}",
+                name=self.name,
+                obj=obj,
+            ) from None
 
 
 def tracked_instance_class(cls: Any) -> type:
@@ -95,10 +211,12 @@ def tracked_instance_class(cls: Any) -> type:
     if cached is not None:
         return cached
     kinds: dict[str, int] = {}
-    base_getattribute: Callable[[Any, str], Any] = cls.__getattribute__
+    attrs_: dict[str, _Attr] = {}
     base_setattr: Callable[[Any, str, Any], None] = cls.__setattr__
     base_delattr: Callable[[Any, str], None] = cls.__delattr__
+    base_getattr: Callable[[Any, str], Any] | None = getattr(cls, "__getattr__", None)
     base_reduce: Callable[[Any, Any], Any] = cls.__reduce_ex__
+    plain_setattr = base_setattr is object.__setattr__
 
     def kind_of(name: str) -> int:
         kind = kinds.get(name)
@@ -106,41 +224,46 @@ def tracked_instance_class(cls: Any) -> type:
             kind = kinds[name] = _attribute_kind(cls, name)
         return kind
 
-    def __getattribute__(self: Any, name: str) -> Any:
-        # The class-level answer first (cached): dunders, method and property lookups,
-        # most of the attribute reads of typical code, are not accesses and skip the
-        # run lookup.
+    def install(name: str) -> None:
+        """Give ``name`` its descriptor (when reads of it can be tracked)."""
+        if name in attrs_ or not isinstance(name, str) or name in vars(tracked):
+            return  # done, or the tracked class's own (``_abc_impl`` of an ABC...)
+        kind = kind_of(name)
+        if kind == _PLAIN:
+            member = _class_value(cls, name)
+            if type(member).__name__ == "member_descriptor":
+                attr = _Attr(cls, name, _SLOT, member)
+            else:
+                attr = _Attr(cls, name, _IN_DICT, None)
+        elif kind == _METHOD:
+            attr = _Attr(cls, name, _SHADOWS, None)
+        elif kind == _CACHED:
+            attr = _Attr(cls, name, _CACHES, _class_value(cls, name))
+        else:
+            return
+        attrs_[name] = attr
+        type.__setattr__(tracked, name, attr)
+
+    def __getattr__(self: Any, name: str) -> Any:
+        # Only reached when the normal lookup failed: a missing attribute (a name
+        # with a descriptor recorded its read already).
+        if name not in attrs_ and kind_of(name) == _PLAIN:
+            found = active_run(self)
+            if found is not None:
+                memory, lt, shadow = found
+                memory.access(lt, shadow, False, name, "read")
+        if base_getattr is not None:
+            return base_getattr(self, name)
+        raise AttributeError(
+            f"{cls.__name__!r} object has no attribute {name!r}", name=name, obj=self
+        )
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
         kind = kinds.get(name)
         if kind is None:
             kind = kind_of(name)
-        if kind != _PLAIN and (
-            kind >= _DESCRIPTOR or (kind == _METHOD and not _in_dict(self, name))
-        ):
-            return base_getattribute(self, name)
         lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
         if lt is not None:
-            run = lt.run
-            memory: MemoryState | None = run.memory
-            if memory is not None and not memory.busy and not run.in_invariant:
-                shadow = memory.shadows.get(id(self))
-                if shadow is not None:
-                    if kind == _CACHED:
-                        cached_now = _in_dict(self, name)
-                        op = "read" if cached_now else "compute"
-                        memory.access(lt, shadow, not cached_now, name, op)
-                    elif memory.detector is not None and not shadow.benign:
-                        # What MemoryState.access does for it (the hottest path: inlined).
-                        memory.detector.read_attr(lt, shadow, name)
-                    else:
-                        memory.access(lt, shadow, False, name, "read")
-        return base_getattribute(self, name)
-
-    def __setattr__(self: Any, name: str, value: Any) -> None:
-        lt: LogicalThread | None = getattr(_tls, "thread", None)  # active_run, inlined
-        if lt is not None:
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kind_of(name)
             run = lt.run
             memory: MemoryState | None = run.memory
             if kind != _DUNDER and memory is not None and not memory.busy and not run.in_invariant:
@@ -156,7 +279,15 @@ def tracked_instance_class(cls: Any) -> type:
                         value = adopt_value(
                             memory, shadow.name, name, shadow.benign_reason(name), value
                         )
-        base_setattr(self, name, value)
+        attr = attrs_.get(name)
+        if attr is None:
+            base_setattr(self, name, value)
+            if kind < _DESCRIPTOR:
+                install(name)
+        elif plain_setattr and attr.mode != _SLOT:
+            self.__dict__[name] = value  # what object.__setattr__ would do, minus __set__
+        else:
+            base_setattr(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
         if kind_of(name) < _DESCRIPTOR:
@@ -169,7 +300,7 @@ def tracked_instance_class(cls: Any) -> type:
     from lockstep._memory._classes import make_subclass  # noqa: PLC0415
 
     namespace: dict[str, Any] = {
-        "__getattribute__": __getattribute__,
+        "__getattr__": __getattr__,
         "__setattr__": __setattr__,
         "__delattr__": __delattr__,
     }
@@ -181,7 +312,30 @@ def tracked_instance_class(cls: Any) -> type:
     type.__setattr__(tracked, "__reduce_ex__", __reduce_ex__)
     _TRACKED[cls] = tracked
     _BASE_OF[tracked] = cls
+    _INSTALL[tracked] = install
+    # Class-level plain values (defaults an instance may shadow) and cached properties.
+    for klass in reversed(cls.__mro__):
+        if klass is object:
+            continue
+        for name in list(vars(klass)):
+            if isinstance(name, str) and kind_of(name) in (_PLAIN, _CACHED):
+                install(name)
     return tracked
+
+
+_INSTALL: dict[type, Callable[[str], None]] = {}
+
+
+def track_attributes(obj: object) -> None:
+    """Give ``obj``'s tracked class a descriptor for each attribute ``obj`` stores now
+    (``obj`` already has its tracked class)."""
+    install = _INSTALL[type(obj)]
+    try:
+        names = list(object.__getattribute__(obj, "__dict__"))
+    except AttributeError:
+        names = []
+    for name in names:
+        install(name)
 
 
 def adopt_value(

@@ -54,7 +54,7 @@ from lockstep._memory._where import access_location
 from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
 from lockstep._trace import PrimitiveId
 
-__all__ = ["MemoryState", "Shadow", "active_run", "hook", "memory_of"]
+__all__ = ["MemoryState", "Shadow", "active_run", "hook", "hook_whole", "memory_of"]
 
 Shape = Literal["attr", "keyed", "seq"]
 _PLAIN_KEYS = (str, int, float, complex, bytes)
@@ -336,6 +336,26 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
             detector.check(lt, shadow, slot, write, op, reorder, 2)
             return
     memory.access(lt, shadow, write, slot, op, reorder, 2)
+
+
+def hook_whole(obj: object, write: bool, op: str) -> None:
+    """:func:`hook` for an operation on the whole of ``obj`` (a list's or a deque's),
+    called directly by the tracked method that makes it."""
+    lt: LogicalThread | None = getattr(_tls, "thread", None)
+    if lt is None:
+        return
+    run = lt.run
+    memory: MemoryState | None = run.memory
+    if memory is None or memory.busy or run.in_invariant:
+        return
+    shadow = memory.shadows.get(id(obj))
+    if shadow is None:
+        return
+    detector = memory.detector
+    if detector is not None and not shadow.benign:
+        detector.whole(lt, shadow, write, op)
+        return
+    memory.access(lt, shadow, write, WHOLE, op, False, 2)
 
 
 def memory_of(run: Run) -> MemoryState:

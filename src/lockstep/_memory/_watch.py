@@ -26,7 +26,12 @@ from lockstep._memory._containers import (
     tracked_class,
     tracked_copy,
 )
-from lockstep._memory._instances import base_class, is_tracked_instance, tracked_instance_class
+from lockstep._memory._instances import (
+    base_class,
+    is_tracked_instance,
+    track_attributes,
+    tracked_instance_class,
+)
 from lockstep._memory._state import MemoryState, Shadow, describe_object, memory_of
 from lockstep._runtime import current_logical_thread
 from lockstep.errors import InvalidArgument, InvalidArgumentType
@@ -349,6 +354,7 @@ def _instance_plan(x: Any, racy: object, name: str | None) -> Callable[[MemorySt
                     previous.append((attribute, value, member))
             if type(x) is not tracked:
                 set_class(x, tracked)
+            track_attributes(x)
         except TypeError as exc:
             for attribute, value, member in reversed(previous):
                 _store(x, attribute, value, member)
