@@ -661,15 +661,7 @@ def render(result: dict[str, Any]) -> str:
                 cells.append(f"{cell['executions']} ({found})")
             rows.append(cells)
     out.append(_table(["program", "mode", *RACE_STRATEGIES], rows))
-    wo = result["watch_overhead"]
-    secs, steps = wo["seconds_per_execution"], wo["steps_per_execution"]
-    out.append(
-        "   per-execution CPU time of watching (3 threads x 10 locked deposits, random): "
-        + ", ".join(f"{mode} {secs[mode] * 1000:.2f} ms ({steps[mode]} steps)" for mode in secs)
-        + f"; watched/unwatched x{wo['ratio']:.2f} (goal <= 1.5), "
-        f"races off x{wo['ratio_races_off']:.2f} (every access a switch point; "
-        f"x{wo['ratio_races_off_per_step']:.2f} per step)"
-    )
+    out.append(render_watch_overhead(result["watch_overhead"]))
     rows = []
     for name, row in result["dpor_vs_traces"].items():
         ratio = row["executions"] / max(row["traces"], 1)
@@ -687,6 +679,18 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def render_watch_overhead(wo: dict[str, Any]) -> str:
+    """The line that reports :func:`watch_overhead`'s result."""
+    secs, steps = wo["seconds_per_execution"], wo["steps_per_execution"]
+    return (
+        "   per-execution CPU time of watching (3 threads x 10 locked deposits, random): "
+        + ", ".join(f"{mode} {secs[mode] * 1000:.2f} ms ({steps[mode]} steps)" for mode in secs)
+        + f"; watched/unwatched x{wo['ratio']:.2f} (goal <= 1.5), "
+        f"races off x{wo['ratio_races_off']:.2f} (every access a switch point; "
+        f"x{wo['ratio_races_off_per_step']:.2f} per step)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.bench_lockstep")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
@@ -701,18 +705,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="with --baseline: also time `lockstep check --jobs 2`"
     )
-    parser.add_argument("--repeats", type=int, default=5, help="with --baseline: runs per median")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="runs per median (with --baseline: default 5; with --watch-overhead: default 15)",
+    )
+    parser.add_argument(
+        "--watch-overhead",
+        action="store_true",
+        help="only measure the per-execution cost of watching (section 5's overhead line)",
+    )
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1 (got {args.seeds})")
     if args.baseline is not None:
         if not (args.baseline / "src" / "lockstep").is_dir():
             parser.error(f"--baseline {args.baseline} is not a lockstep checkout (no src/lockstep)")
-        if args.repeats < 1:
-            parser.error(f"--repeats must be >= 1 (got {args.repeats})")
+        repeats = 5 if args.repeats is None else args.repeats
+        if repeats < 1:
+            parser.error(f"--repeats must be >= 1 (got {repeats})")
         from benchmarks.sidebyside import compare, render_comparison
 
-        print(render_comparison(compare(args.baseline, repeats=args.repeats, check=args.check)))
+        print(render_comparison(compare(args.baseline, repeats=repeats, check=args.check)))
+        return 0
+    if args.watch_overhead:
+        repeats = 15 if args.repeats is None else args.repeats
+        if repeats < 1:
+            parser.error(f"--repeats must be >= 1 (got {repeats})")
+        quick = args.quick
+        print(render_watch_overhead(watch_overhead(5 if quick else 40, 1 if quick else repeats)))
         return 0
     result = run(quick=args.quick, seeds=args.seeds, with_frontrun=not args.no_frontrun)
     print(render(result))

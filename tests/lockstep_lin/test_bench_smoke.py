@@ -49,3 +49,7 @@ def test_quick_run_has_every_table(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("bench_lockstep: python ")
     assert any(line.startswith("3. Executions to exhaust") for line in lines)
+    assert bench_lockstep.main(["--watch-overhead", "--quick"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "per-execution CPU time of watching" in line
+    assert "watched/unwatched x" in line
