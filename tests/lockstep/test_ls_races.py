@@ -523,6 +523,52 @@ def test_an_undeclared_fast_path_is_reported() -> None:
     assert result.failure.kind == "data-race"
 
 
+class _PartlyDeclared:
+    """One attribute declared racy (a flag read without the lock), one not (a counter)."""
+
+    __benign_races__: ClassVar[dict[str, str]] = {"ready": "a hint, rechecked under _lock"}
+
+    def __init__(self, locked_count: bool) -> None:
+        self._lock = threading.Lock()
+        self.ready = False
+        self.count = 0
+        self.locked_count = locked_count
+
+    def work(self) -> None:
+        if not self.ready:  # lock-free read of the declared attribute
+            with self._lock:
+                self.ready = True
+        if self.locked_count:
+            with self._lock:
+                self.count += 1
+        else:
+            self.count += 1  # an undeclared attribute of the same object: a race
+
+
+def test_a_declaration_covers_only_the_attributes_it_names() -> None:
+    """An object with one declared attribute still has every other attribute checked:
+    the unlocked counter next to the declared flag is reported (naming the counter),
+    the locked one is not."""
+
+    def scenario(locked_count: bool) -> Callable[[], None]:
+        def body() -> None:
+            shared = watch(_PartlyDeclared(locked_count))
+            ts = [lockstep.spawn(shared.work) for _ in range(2)]
+            for t in ts:
+                t.join()
+
+        return body
+
+    clean = _dpor(scenario(True))
+    assert clean.failure is None, clean.failure
+    assert clean.exhausted
+    racy = _dpor(scenario(False))
+    assert racy.failure is not None
+    assert racy.failure.kind == "data-race"
+    assert racy.failure.race is not None
+    assert racy.failure.race.location == "_PartlyDeclared#1.count"
+
+
 def test_a_test_side_declaration() -> None:
     """watch(obj, racy={...}) declares it from the test, without touching the class."""
 

@@ -147,8 +147,12 @@ class _Attr:
                         memory.access(lt, shadow, not cached_now, name, op)
                     elif mode != _SHADOWS or name in obj.__dict__:
                         detector = memory.detector
-                        if detector is not None and not shadow.benign:
-                            # What MemoryState.access does for it (the hottest path).
+                        benign = shadow.benign
+                        if detector is not None and (
+                            not benign or (type(benign) is dict and name not in benign)
+                        ):
+                            # What MemoryState.access does for an attribute not declared
+                            # racy (the hottest path).
                             detector.read_attr(lt, shadow, name)
                         else:
                             memory.access(lt, shadow, False, name, "read")
@@ -271,7 +275,10 @@ def tracked_instance_class(cls: Any) -> type:
                 if shadow is not None:
                     if kind == _DESCRIPTOR:
                         pass  # a property's setter: its own accesses are tracked
-                    elif memory.detector is not None and not shadow.benign:
+                    elif memory.detector is not None and (
+                        not shadow.benign
+                        or (type(shadow.benign) is dict and name not in shadow.benign)
+                    ):
                         memory.detector.write_attr(lt, shadow, name)
                     else:
                         memory.access(lt, shadow, True, name, "write")

@@ -213,8 +213,11 @@ class MemoryState:
         else:
             stable = self._stable_slot(slot)
         detector = self.detector
-        if detector is not None and not shadow.benign:
-            # Races are reported and nothing here is declared racy: not a switch point.
+        benign = shadow.benign
+        if detector is not None and (
+            not benign or (shape == "attr" and type(benign) is dict and stable not in benign)
+        ):
+            # Races are reported and this location is not declared racy: not a switch point.
             detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
             return
         access: Access | None = None
