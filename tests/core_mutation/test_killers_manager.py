@@ -74,3 +74,59 @@ def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
     over_counting.add_model("a")
     over_counting.add_model("a")
     assert counting.adds == ["a", "a"]
+
+
+class _GuardedDict(dict[str, Any]):
+    """A dict refusing any change made while ``lock`` is free (what it holds is guarded by it)."""
+
+    def __init__(self, lock: Any, what: str) -> None:
+        super().__init__()
+        self._lock = lock
+        self._what = what
+
+    def _check(self, key: object) -> None:
+        assert self._lock.locked(), f"{self._what} of {key!r} changed without the state lock"
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._check(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._check(key)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._check(key)
+        return super().pop(key, *default)
+
+
+def _guarded_manager() -> ModelManager:
+    manager = ModelManager(ScriptedRegistry())
+    lock = manager._state_lock
+    manager._models = _GuardedDict(lock, "the registration")
+    manager._leases._counts = _GuardedDict(lock, "the lease count")
+    return manager
+
+
+def test_registrations_and_leases_change_under_the_state_lock() -> None:
+    """The registry and the lease counts change only under the state lock, on every path.
+
+    The warm paths read both under the state lock alone, so a registration
+    or a lease count written outside it could be seen half-made (at
+    CPython's preemption points). Kills ``_register`` and ``_unregister``
+    without the state lock (dropped, or the write moved past its release)
+    and ``_take_lease`` without it, on the warm path (the acquire/release
+    pair dropped) and on the path under the id's lifecycle (the state lock
+    dropped from the ``with``).
+    """
+    manager = _guarded_manager()
+    manager.add_model("a")  # _register
+    with manager.lease("a") as model:  # the warm lease path
+        assert model is manager["a"]
+    with manager.lifecycle("a"), manager.lease("a") as held:  # lifecycle held: the locked path
+        assert held is manager["a"]
+    with manager.acquire("b") as acquired:  # load and lease under b's lifecycle
+        assert acquired is manager["b"]
+    assert manager.lease_counts() == {}
+    manager.remove("a")  # _unregister
+    assert manager.keys() == ["b"]

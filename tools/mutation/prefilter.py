@@ -103,13 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     import pytest  # noqa: PLC0415
     from mutmut.mutation.trampoline import set_mutant_under_test  # noqa: PLC0415
 
-    args = ["--rootdir=.", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    # -n 0: one process (the project's addopts ask pytest-xdist for every core).
+    args = ["--rootdir=.", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
     for test in DESELECTED:
         args += ["--deselect", test]
     fast = [str(p) for pattern in options.tests or FAST_TESTS for p in sorted(Path().glob(pattern))]
     args += fast  # pytest collects a file named twice only once
     set_mutant_under_test("")
-    pytest.main(["--rootdir=.", "--collect-only", "-qqq", "-p", "no:cacheprovider", *fast])
+    pytest.main(["--rootdir=.", "--collect-only", "-qqq", "-n", "0", "-p", "no:cacheprovider", *fast])
     clean = os.waitstatus_to_exitcode(os.waitpid(_run_in_child("", args), 0)[1])
     if clean != 0:
         print(f"the clean run of {fast} failed (exit {clean}); nothing recorded")

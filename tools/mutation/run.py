@@ -85,7 +85,14 @@ EXCLUDED_OPERATORS = (
 )
 """mutmut operators left out; every other mutmut 3 operator is applied."""
 
-COPIED = ("src", "models_spec", "benchmarks", "tests", "pyproject.toml")
+COPIED = (
+    "src",
+    "models_spec",
+    "benchmarks",
+    "stateful_tests/schedules",  # the recorded corpus some spec tests replay
+    "tests",
+    "pyproject.toml",
+)
 
 MUTMUT_CONFIG = """\
 [mutmut]
@@ -94,6 +101,7 @@ source_paths =
 also_copy =
     models_spec/
     benchmarks/
+    stateful_tests/schedules/
 only_mutate =
 {only}
 pytest_add_cli_args_test_selection =
@@ -101,6 +109,8 @@ pytest_add_cli_args_test_selection =
 pytest_add_cli_args =
     -p
     no:cacheprovider
+    -n
+    0
     -q
 {deselect}
 do_not_mutate_patterns =
