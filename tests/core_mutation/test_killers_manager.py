@@ -8,6 +8,7 @@ import pytest
 
 from modelmanager import (
     InvalidArgumentType,
+    LockTimeout,
     ModelManager,
     ModelManagerDecorator,
     WithFixedSizeCache,
@@ -130,3 +131,26 @@ def test_registrations_and_leases_change_under_the_state_lock() -> None:
     assert manager.lease_counts() == {}
     manager.remove("a")  # _unregister
     assert manager.keys() == ["b"]
+
+
+def test_a_cache_clear_removes_without_restoring_in_between() -> None:
+    """A cache's ``clear`` removes every id itself; no restoration evicts one midway.
+
+    Over its bound (``on_full="proceed"`` admitted ``b`` while ``a`` is
+    leased), a clear whose first removal fails (``a`` is still leased) goes
+    on to remove ``b``. Kills ``_clear_all`` ignoring the ``remove`` it is
+    given (the cache's public ``remove``, which restores the bound after
+    each removal, would evict ``b`` instead of removing it).
+    """
+    manager = ModelManager(ScriptedRegistry(), lock_timeout=0)
+    cache = WithFixedSizeCache(manager, max_size=1, on_full="proceed")
+    cache.add_model("a")
+    with cache.lease("a"):
+        cache.add_model("b")  # over the bound: a is leased
+        assert cache.keys() == ["a", "b"]
+        with pytest.raises(ExceptionGroup) as failed:
+            cache.clear()
+    assert [type(e) for e in failed.value.exceptions] == [LockTimeout]
+    assert cache.keys() == ["a"]
+    stats = cache.statistics()
+    assert (stats.removals, stats.evictions_restore) == (1, 0)

@@ -19,6 +19,14 @@ surviving (after new killing tests were copied in with ``run.py
 ones: re-run ``run.py`` naming them, and mutmut judges them with the whole
 selection).
 
+With ``--judge`` it runs the fast tests and then the rest of ``run.py``'s
+``TEST_SELECTION`` (whole directories, same deselections), and also records
+a mutant on which all of them pass as *survived* (mutmut's exit code 0).
+mutmut runs a subset of that selection (the tests that execute the mutated
+function), so a mutant that passes the whole selection survives mutmut's
+run too; the verdict is the same, without mutmut's per-mutant collection of
+hundreds of node ids.
+
 A clean run (no mutant active) must pass first, or nothing is recorded.
 """
 
@@ -33,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-from run import DESELECTED  # this directory: the same deselections as the mutmut run
+from run import DESELECTED, TEST_SELECTION  # this directory: the same tests as the mutmut run
 
 FAST_TESTS = ("tests/core_mutation/test_killers_*.py", "tests/core", "tests/core_mutation")
 """Run against each mutant here, in this order (a subset of run.py's TEST_SELECTION):
@@ -58,9 +66,9 @@ def _pending(mutants_dir: Path, patterns: list[str], recheck: bool) -> dict[Path
     return found
 
 
-def _record(meta: Path, name: str) -> None:
+def _record(meta: Path, name: str, code: int = 1) -> None:
     data = json.loads(meta.read_text())
-    data["exit_code_by_key"][name] = 1
+    data["exit_code_by_key"][name] = code
     meta.write_text(json.dumps(data, indent=4))
 
 
@@ -93,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="a test path or glob to run instead of FAST_TESTS (repeatable; e.g. one killer file)",
     )
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="run the whole TEST_SELECTION after the fast tests; record a pass as survived",
+    )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
     mutants_dir = (options.workdir / "mutants").resolve()
@@ -107,10 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ["--rootdir=.", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly"]
     for test in DESELECTED:
         args += ["--deselect", test]
-    fast = [str(p) for pattern in options.tests or FAST_TESTS for p in sorted(Path().glob(pattern))]
+    patterns = list(options.tests or FAST_TESTS)
+    if options.judge:
+        patterns += [t for t in TEST_SELECTION if t not in patterns]
+    fast = [str(p) for pattern in patterns for p in sorted(Path().glob(pattern))]
     args += fast  # pytest collects a file named twice only once
     set_mutant_under_test("")
-    pytest.main(["--rootdir=.", "--collect-only", "-qqq", "-n", "0", "-p", "no:cacheprovider", *fast])
+    pytest.main(
+        ["--rootdir=.", "--collect-only", "-qqq", "-n", "0", "-p", "no:cacheprovider", *fast]
+    )
     clean = os.waitstatus_to_exitcode(os.waitpid(_run_in_child("", args), 0)[1])
     if clean != 0:
         print(f"the clean run of {fast} failed (exit {clean}); nothing recorded")
@@ -124,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"{len(work)} unchecked mutants; fast tests: {' '.join(fast)}", flush=True)
     running: dict[int, tuple[Path, str, float]] = {}
-    killed = left = 0
+    killed = survived = left = 0
     while work or running:
         while work and len(running) < options.max_children:
             meta, name = work.pop(0)
@@ -135,11 +153,16 @@ def main(argv: list[str] | None = None) -> int:
         if code == 1:
             _record(meta, name)
             killed += 1
+            verdict = "killed"
+        elif code == 0 and options.judge:
+            _record(meta, name, 0)
+            survived += 1
+            verdict = "survived (the whole selection passes)"
         else:
             left += 1
-        verdict = "killed" if code == 1 else f"left for mutmut (exit {code})"
+            verdict = f"left for mutmut (exit {code})"
         print(f"{name}: {verdict} [{time.monotonic() - started:.0f}s]", flush=True)
-    print(f"done: {killed} killed, {left} left for mutmut")
+    print(f"done: {killed} killed, {survived} survived, {left} left for mutmut")
     return 0
 
 
