@@ -36,6 +36,7 @@ import argparse
 import fnmatch
 import json
 import os
+import random
 import resource
 import sys
 import time
@@ -106,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the whole TEST_SELECTION after the fast tests; record a pass as survived",
     )
+    parser.add_argument(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        help="judge each pattern's mutants in a random order (seeded), not by name",
+    )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
     mutants_dir = (options.workdir / "mutants").resolve()
@@ -134,8 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the clean run of {fast} failed (exit {clean}); nothing recorded")
         return 1
     pending = _pending(mutants_dir, options.patterns, options.recheck)
-    work = sorted(
-        ((meta, name) for meta, names in pending.items() for name in names),
+    work = [(meta, name) for meta, names in pending.items() for name in names]
+    if options.shuffle is not None:
+        # A run cut short has then judged a uniform sample of each pattern's
+        # mutants, not the alphabetically first functions.
+        random.Random(options.shuffle).shuffle(work)
+    work.sort(  # stable: by the first pattern each name matches
         key=lambda item: next(
             i for i, p in enumerate(options.patterns) if fnmatch.fnmatch(item[1], p)
         ),
