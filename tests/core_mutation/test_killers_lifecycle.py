@@ -150,3 +150,89 @@ def test_a_failing_release_still_retires_the_entry(monkeypatch: pytest.MonkeyPat
     with pytest.raises(RuntimeError, match="release failed"), table.hold("a", 1.0):
         pass
     assert table.snapshot() == {}
+
+
+class _FakeRLock:
+    """A lifecycle lock whose non-blocking acquire answers ``answer`` (or raises it)."""
+
+    answer: bool | BaseException = False
+    calls: list[str] = []
+
+    def acquire(self, blocking: Any = True, timeout: float = -1) -> bool:
+        _FakeRLock.calls.append("blocking" if blocking else "non-blocking")
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+    def release(self) -> None:
+        _FakeRLock.calls.append("release")
+
+
+@pytest.mark.parametrize("answer", [False, KeyboardInterrupt()], ids=["busy", "interrupted"])
+def test_try_hold_never_waits_and_changes_nothing_when_it_cannot_take_the_lock(
+    monkeypatch: pytest.MonkeyPatch, answer: bool | BaseException
+) -> None:
+    """``try_hold`` asks the lock without blocking; busy or interrupted, the entry goes.
+
+    Kills ``try_hold`` acquiring with ``blocking=True`` (it would wait for
+    another thread's operation), and releasing anything but its own
+    reservation when the lock is busy or the acquire raises.
+    """
+    table = LifecycleTable()
+    monkeypatch.setattr(_FakeRLock, "answer", answer)
+    monkeypatch.setattr(_FakeRLock, "calls", [])
+    monkeypatch.setattr(lifecycle_module, "threading", SimpleNamespace(RLock=_FakeRLock))
+    if isinstance(answer, BaseException):
+        with pytest.raises(KeyboardInterrupt):
+            table.try_hold("a")
+    else:
+        assert table.try_hold("a") is None
+    assert _FakeRLock.calls == ["non-blocking"]
+    assert table.snapshot() == {}
+
+
+class _GuardedEntry(lifecycle_module._Entry):
+    """A table entry whose depth and reservations change only under ``state_lock``."""
+
+    __slots__ = ()
+    state_lock: threading.Lock
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("depth", "reservations"):
+            assert self.state_lock.locked(), f"{name} of {self.resolved_id!r} changed unlocked"
+        super().__setattr__(name, value)
+
+
+def test_try_hold_counts_its_depth_under_the_state_lock_and_gives_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lifecycle taken with ``try_hold`` is held (depth one more, under the state
+    lock) until its context exits, also inside a ``hold`` of the same thread;
+    afterwards an entry kept by a waiter's reservation is not held.
+
+    Kills ``try_hold`` changing the depth without the state lock, setting it
+    to 1 or changing it by anything but +1.
+    """
+    table = LifecycleTable()
+    monkeypatch.setattr(_GuardedEntry, "state_lock", table.state_lock, raising=False)
+    monkeypatch.setattr(lifecycle_module, "_Entry", _GuardedEntry)
+    waiter = table._reserve("a")  # keeps the entry when the holders leave
+    with table.hold("a", 1.0):
+        held = table.try_hold("a")  # re-entrant
+        assert held is not None
+        with held:
+            assert table.snapshot()["a"].reservations == 3
+        with table.state_lock:
+            assert table.held_locked("a")  # the outer hold still holds it
+    with table.state_lock:
+        assert not table.held_locked("a")
+    alone = table.try_hold("a")
+    assert alone is not None
+    with alone:
+        with table.state_lock:
+            assert table.held_locked("a")
+    with table.state_lock:
+        assert not table.held_locked("a")
+    assert table.snapshot()["a"].reservations == 1
+    table._release_reservation(waiter)
+    assert table.snapshot() == {}
