@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -156,7 +156,7 @@ class _FakeRLock:
     """A lifecycle lock whose non-blocking acquire answers ``answer`` (or raises it)."""
 
     answer: bool | BaseException = False
-    calls: list[str] = []
+    calls: ClassVar[list[str]] = []
 
     def acquire(self, blocking: Any = True, timeout: float = -1) -> bool:
         _FakeRLock.calls.append("blocking" if blocking else "non-blocking")
@@ -228,9 +228,8 @@ def test_try_hold_counts_its_depth_under_the_state_lock_and_gives_it_back(
         assert not table.held_locked("a")
     alone = table.try_hold("a")
     assert alone is not None
-    with alone:
-        with table.state_lock:
-            assert table.held_locked("a")
+    with alone, table.state_lock:
+        assert table.held_locked("a")
     with table.state_lock:
         assert not table.held_locked("a")
     assert table.snapshot()["a"].reservations == 1
