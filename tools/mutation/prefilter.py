@@ -19,13 +19,14 @@ surviving (after new killing tests were copied in with ``run.py
 ones: re-run ``run.py`` naming them, and mutmut judges them with the whole
 selection).
 
-With ``--judge`` it runs the fast tests and then the rest of ``run.py``'s
-``TEST_SELECTION`` (whole directories, same deselections), and also records
-a mutant on which all of them pass as *survived* (mutmut's exit code 0).
-mutmut runs a subset of that selection (the tests that execute the mutated
-function), so a mutant that passes the whole selection survives mutmut's
-run too; the verdict is the same, without mutmut's per-mutant collection of
-hundreds of node ids.
+With ``--judge`` it gives mutmut's verdict itself, without mutmut's
+per-mutant collection of hundreds of node ids: for each mutant it runs the
+per-module killers and then every *file* of ``run.py``'s ``TEST_SELECTION``
+holding a test that executes the mutated function (mutmut's own coverage
+record, ``mutants/mutmut-stats.json``), cheapest file first, and records a
+mutant on which all of them pass as *survived* (mutmut's exit code 0) and
+one no test executes as *no tests* (33).  mutmut runs exactly those tests
+(named one by one), a subset of these files, so the verdict is the same.
 
 A clean run (no mutant active) must pass first, or nothing is recorded.
 """
@@ -40,6 +41,8 @@ import random
 import resource
 import sys
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from run import DESELECTED, TEST_SELECTION  # this directory: the same tests as the mutmut run
@@ -71,6 +74,27 @@ def _record(meta: Path, name: str, code: int = 1) -> None:
     data = json.loads(meta.read_text())
     data["exit_code_by_key"][name] = code
     meta.write_text(json.dumps(data, indent=4))
+
+
+def _covering_files(mutants_dir: Path, killers: list[str]) -> Callable[[str], list[str]]:
+    """mutant name -> the test files to run against it (``--judge``; module doc)."""
+    from mutmut.utils.format_utils import mangled_name_from_mutant_name  # noqa: PLC0415
+
+    stats = json.loads((mutants_dir / "mutmut-stats.json").read_text())
+    cost: dict[str, float] = defaultdict(float)
+    for test, seconds in stats["duration_by_test"].items():
+        cost[test.partition("::")[0]] += seconds
+    by_function: dict[str, list[str]] = stats["tests_by_mangled_function_name"]
+
+    def files(name: str) -> list[str]:
+        tests = by_function.get(mangled_name_from_mutant_name(name), [])
+        covering = {test.partition("::")[0] for test in tests}
+        covering = {f for f in covering if (mutants_dir / f).is_file()} - set(killers)
+        if not covering:
+            return []
+        return killers + sorted(covering, key=lambda f: (cost[f], f))
+
+    return files
 
 
 def _run_in_child(name: str, args: list[str]) -> int:
@@ -105,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--judge",
         action="store_true",
-        help="run the whole TEST_SELECTION after the fast tests; record a pass as survived",
+        help="run the killers and every file of the selection covering the mutant; "
+        "record a pass as survived (module doc)",
     )
     parser.add_argument(
         "--shuffle",
@@ -131,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.judge:
         patterns += [t for t in TEST_SELECTION if t not in patterns]
     fast = [str(p) for pattern in patterns for p in sorted(Path().glob(pattern))]
+    files_for = _covering_files(mutants_dir, [str(p) for p in sorted(Path().glob(FAST_TESTS[0]))])
+    base_args = list(args)
     args += fast  # pytest collects a file named twice only once
     set_mutant_under_test("")
     pytest.main(
@@ -157,7 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     while work or running:
         while work and len(running) < options.max_children:
             meta, name = work.pop(0)
-            running[_run_in_child(name, args)] = (meta, name, time.monotonic())
+            mutant_args = args
+            if options.judge:
+                files = files_for(name)
+                if not files:
+                    _record(meta, name, 33)
+                    print(f"{name}: no tests (none executes it)", flush=True)
+                    continue
+                mutant_args = base_args + files
+            running[_run_in_child(name, mutant_args)] = (meta, name, time.monotonic())
+        if not running:
+            break
         pid, status = os.wait()
         meta, name, started = running.pop(pid)
         code = os.waitstatus_to_exitcode(status)
@@ -168,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         elif code == 0 and options.judge:
             _record(meta, name, 0)
             survived += 1
-            verdict = "survived (the whole selection passes)"
+            verdict = "survived (every test executing it passes)"
         else:
             left += 1
             verdict = f"left for mutmut (exit {code})"
