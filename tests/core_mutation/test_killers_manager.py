@@ -154,3 +154,31 @@ def test_a_cache_clear_removes_without_restoring_in_between() -> None:
     assert cache.keys() == ["a"]
     stats = cache.statistics()
     assert (stats.removals, stats.evictions_restore) == (1, 0)
+
+
+def test_a_lease_on_a_live_model_takes_the_warm_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lease of a registered model whose lifecycle nobody holds is taken under the
+    state lock alone, never entering the id's lifecycle (the module's warm-path
+    contract); with the lifecycle held, it takes the locked path.
+
+    Kills ``_take_lease`` refusing the warm path for live models (the record
+    looked up as None or under another key, or "live" inverted): the locked
+    path gives the same lease, but waits behind any lifecycle holder.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    manager.add_model("a")
+    entered: list[str] = []
+    original = manager.lifecycle
+
+    def spy(resolved_id: str) -> Any:
+        entered.append(resolved_id)
+        return original(resolved_id)
+
+    monkeypatch.setattr(manager, "lifecycle", spy)
+    with manager.lease("a") as model:
+        assert model is manager["a"]
+        assert manager.lease_counts() == {"a": 1}
+    assert entered == []
+    with original("a"), manager.lease("a"):
+        assert entered == ["a"]
+    assert manager.lease_counts() == {}
