@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+import modelmanager.manager as manager_module
 from modelmanager import (
     InvalidArgumentType,
     LockTimeout,
@@ -101,27 +102,49 @@ class _GuardedDict(dict[str, Any]):
         return super().pop(key, *default)
 
 
-def _guarded_manager() -> ModelManager:
+class _GuardedRecord(manager_module._Loaded):
+    """A registered model's record whose hits and unloading mark change under ``lock``."""
+
+    __slots__ = ()
+    lock: Any
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("hits", "unloading") and hasattr(self, name):  # set once unguarded: new
+            assert self.lock.locked(), f"{name} of a record changed without the state lock"
+        super().__setattr__(name, value)
+
+
+def _guarded_manager(monkeypatch: pytest.MonkeyPatch) -> ModelManager:
     manager = ModelManager(ScriptedRegistry())
     lock = manager._state_lock
     manager._models = _GuardedDict(lock, "the registration")
     manager._leases._counts = _GuardedDict(lock, "the lease count")
+    monkeypatch.setattr(_GuardedRecord, "lock", lock, raising=False)
+    monkeypatch.setattr(manager_module, "_Loaded", _GuardedRecord)
     return manager
 
 
-def test_registrations_and_leases_change_under_the_state_lock() -> None:
-    """The registry and the lease counts change only under the state lock, on every path.
+def test_registrations_and_leases_change_under_the_state_lock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The registry, the records' hits and unloading marks and the lease counts change
+    only under the state lock, on every path.
 
-    The warm paths read both under the state lock alone, so a registration
-    or a lease count written outside it could be seen half-made (at
-    CPython's preemption points). Kills ``_register`` and ``_unregister``
-    without the state lock (dropped, or the write moved past its release)
-    and ``_take_lease`` without it, on the warm path (the acquire/release
-    pair dropped) and on the path under the id's lifecycle (the state lock
-    dropped from the ``with``).
+    The warm paths read them under the state lock alone, so a registration
+    or a lease count written outside it could be seen half-made, and a hit
+    counted outside it lost (at CPython's preemption points). Kills
+    ``_register``, ``_unregister`` and ``_warm_hit`` without the state lock
+    (dropped, or the write moved past its release) and ``_take_lease``
+    without it, on the warm path (the acquire/release pair dropped) and on
+    the path under the id's lifecycle (the state lock dropped from the
+    ``with``).
     """
-    manager = _guarded_manager()
+    manager = _guarded_manager(monkeypatch)
     manager.add_model("a")  # _register
+    manager.add_model("a")  # a warm hit
+    cache = WithFixedSizeCache(manager, max_size=4)
+    cache.add_model("a")  # the cache's warm hit, counted on the manager's record
+    assert manager.statistics().hits == 2
     with manager.lease("a") as model:  # the warm lease path
         assert model is manager["a"]
     with manager.lifecycle("a"), manager.lease("a") as held:  # lifecycle held: the locked path
