@@ -205,3 +205,39 @@ def test_a_lease_on_a_live_model_takes_the_warm_path(monkeypatch: pytest.MonkeyP
     with original("a"), manager.lease("a"):
         assert entered == ["a"]
     assert manager.lease_counts() == {}
+
+
+class _WarmCountingManager(ModelManager):
+    """A manager whose own warm step must see every warm add (it overrides it)."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self.warm: list[str] = []
+
+    def _warm_hit(self, resolved_id: str) -> bool:
+        self.warm.append(resolved_id)
+        return super()._warm_hit(resolved_id)
+
+
+def test_a_cache_directly_over_a_manager_runs_its_overrides_on_warm_adds() -> None:
+    """A manager offers its state lock and records (``_warm_view``) only while it
+    keeps both ``add_model`` and ``_warm_hit``; a cache over a subclass that
+    overrides either one reaches the override on every warm add.
+
+    Kills ``_warm_view`` offering them when only one of the two is overridden.
+    """
+    counting = _CountingManager(ScriptedRegistry())
+    assert counting._warm_view() is None
+    cache = WithFixedSizeCache(counting, max_size=2)
+    cache.add_model("a")
+    cache.add_model("a")
+    assert counting.adds == ["a", "a"]
+
+    warm = _WarmCountingManager(ScriptedRegistry())
+    assert warm._warm_view() is None
+    over_warm = WithFixedSizeCache(warm, max_size=2)
+    over_warm.add_model("a")
+    warm.warm.clear()
+    over_warm.add_model("a")
+    assert warm.warm == ["a"]
+    assert warm.describe_models()[0].hits == 1
