@@ -14,6 +14,7 @@ from modelmanager import (
     ModelManagerDecorator,
     WithFixedSizeCache,
 )
+from modelmanager.lifecycle import LifecycleTable
 from models_spec.fakes import ScriptedRegistry
 
 
@@ -79,15 +80,20 @@ def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
 
 
 class _GuardedDict(dict[str, Any]):
-    """A dict refusing any change made while ``lock`` is free (what it holds is guarded by it)."""
+    """A dict refusing any change made while ``lock`` is free (what it holds is guarded by it)
+    and, given a lifecycle table, while the key's lifecycle is not held."""
 
-    def __init__(self, lock: Any, what: str) -> None:
+    def __init__(self, lock: Any, what: str, lifecycle: LifecycleTable | None = None) -> None:
         super().__init__()
         self._lock = lock
         self._what = what
+        self._lifecycle = lifecycle
 
-    def _check(self, key: object) -> None:
+    def _check(self, key: str) -> None:
         assert self._lock.locked(), f"{self._what} of {key!r} changed without the state lock"
+        if self._lifecycle is not None:
+            held = self._lifecycle.held_locked(key)
+            assert held, f"{self._what} of {key!r} changed outside its lifecycle"
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._check(key)
@@ -117,7 +123,7 @@ class _GuardedRecord(manager_module._Loaded):
 def _guarded_manager(monkeypatch: pytest.MonkeyPatch) -> ModelManager:
     manager = ModelManager(ScriptedRegistry())
     lock = manager._state_lock
-    manager._models = _GuardedDict(lock, "the registration")
+    manager._models = _GuardedDict(lock, "the registration", manager._lifecycle)
     manager._leases._counts = _GuardedDict(lock, "the lease count")
     monkeypatch.setattr(_GuardedRecord, "lock", lock, raising=False)
     monkeypatch.setattr(manager_module, "_Loaded", _GuardedRecord)
@@ -132,9 +138,12 @@ def test_registrations_and_leases_change_under_the_state_lock(
 
     The warm paths read them under the state lock alone, so a registration
     or a lease count written outside it could be seen half-made, and a hit
-    counted outside it lost (at CPython's preemption points). Kills
-    ``_register``, ``_unregister`` and ``_warm_hit`` without the state lock
-    (dropped, or the write moved past its release) and ``_take_lease``
+    counted outside it lost (at CPython's preemption points); a registration
+    is also made under the id's lifecycle (else a second add of the id could
+    construct it again before it is registered, I2). Kills ``add_model``
+    registering after its lifecycle ends, ``_register``, ``_unregister`` and
+    ``_warm_hit`` without the state lock (dropped, or the write moved past
+    its release) and ``_take_lease``
     without it, on the warm path (the acquire/release pair dropped) and on
     the path under the id's lifecycle (the state lock dropped from the
     ``with``).
