@@ -250,3 +250,19 @@ def test_a_cache_directly_over_a_manager_runs_its_overrides_on_warm_adds() -> No
     over_warm.add_model("a")
     assert warm.warm == ["a"]
     assert warm.describe_models()[0].hits == 1
+
+
+@pytest.mark.parametrize("alias", [None, "x"], ids=["no-alias", "alias"])
+def test_add_model_refuses_a_model_id_that_is_not_a_str_naming_it(alias: str | None) -> None:
+    """``add_model(5)`` raises InvalidArgumentType naming ``model_id``, also with a valid
+    alias (the key would be fine, the canonical id is not), and loads nothing.
+
+    Kills the fast pre-check letting a non-str ``model_id`` skip the full
+    checks (the alias's factory would be called with ``model_id=5``).
+    """
+    registry = ScriptedRegistry()
+    manager = ModelManager(registry)
+    with pytest.raises(InvalidArgumentType, match=r"^model_id must be a non-empty str"):
+        manager.add_model(5, model_id_alias=alias)  # type: ignore[arg-type]
+    assert manager.keys() == []
+    assert manager.statistics().loads == 0
