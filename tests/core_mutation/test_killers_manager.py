@@ -266,3 +266,15 @@ def test_add_model_refuses_a_model_id_that_is_not_a_str_naming_it(alias: str | N
         manager.add_model(5, model_id_alias=alias)  # type: ignore[arg-type]
     assert manager.keys() == []
     assert manager.statistics().loads == 0
+
+
+def test_lifecycle_refuses_a_bad_id_naming_its_parameter() -> None:
+    """``lifecycle(5)`` raises InvalidArgumentType naming ``resolved_id`` (what was
+    wrong), and changes nothing.
+
+    Kills ``lifecycle`` validating under another parameter name.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    with pytest.raises(InvalidArgumentType, match=r"^resolved_id must be a non-empty str"):
+        manager.lifecycle(5)  # type: ignore[arg-type]
+    assert manager.lifecycle_snapshot() == {}
