@@ -278,3 +278,27 @@ def test_lifecycle_refuses_a_bad_id_naming_its_parameter() -> None:
     with pytest.raises(InvalidArgumentType, match=r"^resolved_id must be a non-empty str"):
         manager.lifecycle(5)  # type: ignore[arg-type]
     assert manager.lifecycle_snapshot() == {}
+
+
+class _UnloadRecordingManager(ModelManager):
+    """Records what its ``_unload`` extension point is given."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self.unloads: list[tuple[str, bool]] = []
+
+    def _unload(self, resolved_id: str, model: Any, delete_from_disk: bool) -> None:
+        self.unloads.append((resolved_id, delete_from_disk))
+        super()._unload(resolved_id, model, delete_from_disk)
+
+
+def test_the_unload_extension_point_is_given_the_id_being_removed() -> None:
+    """``_unload(resolved_id, model, delete_from_disk)`` receives the id being removed
+    (a known-bug variant overriding one step relies on it).
+
+    Kills ``remove`` passing None as the id.
+    """
+    manager = _UnloadRecordingManager(ScriptedRegistry())
+    manager.add_model("a")
+    manager.remove("a", delete_from_disk=False)
+    assert manager.unloads == [("a", False)]
