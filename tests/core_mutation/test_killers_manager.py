@@ -15,7 +15,7 @@ from modelmanager import (
     WithFixedSizeCache,
 )
 from modelmanager.lifecycle import LifecycleTable
-from models_spec.fakes import ScriptedRegistry
+from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ class _GuardedRecord(manager_module._Loaded):
 
 
 def _guarded_manager(monkeypatch: pytest.MonkeyPatch) -> ModelManager:
-    manager = ModelManager(ScriptedRegistry())
+    manager = ModelManager(ScriptedRegistry(Script(unload_failures={"a": [1]})))
     lock = manager._state_lock
     manager._models = _GuardedDict(lock, "the registration", manager._lifecycle)
     manager._leases._counts = _GuardedDict(lock, "the lease count")
@@ -143,7 +143,7 @@ def test_registrations_and_leases_change_under_the_state_lock(
     construct it again before it is registered, I2). Kills ``add_model``
     registering after its lifecycle ends, ``_register``, ``_unregister`` and
     ``_warm_hit`` without the state lock (dropped, or the write moved past
-    its release) and ``_take_lease``
+    its release), ``remove`` marking or unmarking a record without it, and ``_take_lease``
     without it, on the warm path (the acquire/release pair dropped) and on
     the path under the id's lifecycle (the state lock dropped from the
     ``with``).
@@ -161,6 +161,8 @@ def test_registrations_and_leases_change_under_the_state_lock(
     with manager.acquire("b") as acquired:  # load and lease under b's lifecycle
         assert acquired is manager["b"]
     assert manager.lease_counts() == {}
+    with pytest.raises(ScriptedUnloadError):
+        manager.remove("a")  # marked unloading, then unmarked
     manager.remove("a")  # _unregister
     assert manager.keys() == ["b"]
 
