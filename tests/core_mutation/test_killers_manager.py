@@ -107,6 +107,10 @@ class _GuardedDict(dict[str, Any]):
         self._check(key)
         return super().pop(key, *default)
 
+    def values(self) -> Any:  # the manager sums the hits over its records with it
+        assert self._lock.locked(), f"{self._what}s summed without the state lock"
+        return super().values()
+
 
 class _GuardedRecord(manager_module._Loaded):
     """A registered model's record whose hits and unloading mark change under ``lock``."""
@@ -143,7 +147,9 @@ def test_registrations_and_leases_change_under_the_state_lock(
     construct it again before it is registered, I2). Kills ``add_model``
     registering after its lifecycle ends, ``_register``, ``_unregister`` and
     ``_warm_hit`` without the state lock (dropped, or the write moved past
-    its release), ``remove`` marking or unmarking a record without it, and ``_take_lease``
+    its release), ``remove`` marking or unmarking a record without it,
+    ``statistics`` summing the hits without it (a hit moving from a record to
+    the unregistered total meanwhile would count twice), and ``_take_lease``
     without it, on the warm path (the acquire/release pair dropped) and on
     the path under the id's lifecycle (the state lock dropped from the
     ``with``).
@@ -165,6 +171,7 @@ def test_registrations_and_leases_change_under_the_state_lock(
         manager.remove("a")  # marked unloading, then unmarked
     manager.remove("a")  # _unregister
     assert manager.keys() == ["b"]
+    assert manager.statistics().hits == 2
 
 
 def test_a_cache_clear_removes_without_restoring_in_between() -> None:
