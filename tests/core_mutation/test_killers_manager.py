@@ -311,3 +311,24 @@ def test_the_unload_extension_point_is_given_the_id_being_removed() -> None:
     manager.add_model("a")
     manager.remove("a", delete_from_disk=False)
     assert manager.unloads == [("a", False)]
+
+
+def test_a_lease_gives_back_once_even_if_exited_twice() -> None:
+    """Exiting a lease context a second time gives nothing back: another holder's
+    lease on the same model still protects it.
+
+    Kills ``_Lease.__exit__`` leaving itself marked as entered (the second
+    exit would drop the other holder's lease, and the model could be
+    removed under it).
+    """
+    manager = ModelManager(ScriptedRegistry(), lock_timeout=0)
+    manager.add_model("a")
+    first, second = manager.lease("a"), manager.lease("a")
+    with second:
+        with first:
+            assert manager.lease_counts() == {"a": 2}
+        first.__exit__(None, None, None)
+        assert manager.lease_counts() == {"a": 1}
+        with pytest.raises(LockTimeout):
+            manager.remove("a")
+    assert manager.lease_counts() == {}
