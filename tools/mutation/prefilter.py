@@ -39,6 +39,7 @@ import json
 import os
 import random
 import resource
+import signal
 import sys
 import time
 from collections import defaultdict
@@ -50,6 +51,13 @@ from run import DESELECTED, TEST_SELECTION  # this directory: the same tests as 
 FAST_TESTS = ("tests/core_mutation/test_killers_*.py", "tests/core", "tests/core_mutation")
 """Run against each mutant here, in this order (a subset of run.py's TEST_SELECTION):
 the per-module killers first (fast, and aimed at what the rest missed)."""
+
+WALL_LIMIT_S = 900
+"""A child still running after this many seconds hangs (every test of a judged mutant
+ends within pytest-timeout's limit otherwise): killed and recorded as a timeout."""
+
+TIMEOUT_EXIT_CODE = 36
+"""mutmut's exit code for "timeout" (counted as killed in the score)."""
 
 CPU_LIMIT_S = 240
 """A child using more CPU than this is left for mutmut (a hang is not counted as a kill)."""
@@ -95,6 +103,22 @@ def _covering_files(mutants_dir: Path, killers: list[str]) -> Callable[[str], li
         return killers + sorted(covering, key=lambda f: (cost[f], f))
 
     return files
+
+
+def _wait_any(running: dict[int, tuple[Path, str, float]]) -> tuple[int, int | None]:
+    """The next child to finish (pid, wait status), or one past ``WALL_LIMIT_S``
+    (pid, None), killed: a deadlocked mutant uses no CPU, so RLIMIT_CPU never ends it."""
+    while True:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            return pid, status
+        now = time.monotonic()
+        for child, (_, _, started) in running.items():
+            if now - started > WALL_LIMIT_S:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+                return child, None
+        time.sleep(0.5)
 
 
 def _run_in_child(name: str, args: list[str]) -> int:
@@ -195,10 +219,14 @@ def main(argv: list[str] | None = None) -> int:
             running[_run_in_child(name, mutant_args)] = (meta, name, time.monotonic())
         if not running:
             break
-        pid, status = os.wait()
+        pid, status = _wait_any(running)
         meta, name, started = running.pop(pid)
-        code = os.waitstatus_to_exitcode(status)
-        if code == 1:
+        code = os.waitstatus_to_exitcode(status) if status is not None else None
+        if code is None:
+            _record(meta, name, TIMEOUT_EXIT_CODE)
+            killed += 1
+            verdict = f"timeout (still running after {WALL_LIMIT_S} s: a hang, killed)"
+        elif code == 1:
             _record(meta, name)
             killed += 1
             verdict = "killed"
