@@ -359,3 +359,41 @@ def test_a_leaving_id_still_registered_is_not_in_flight() -> None:
     assert policy.in_flight() == 0
     registered.clear()  # the removal has unregistered it inside
     assert policy.in_flight() == 1
+
+
+def test_a_failed_weigher_keeps_its_error_when_the_unload_also_fails() -> None:
+    """The weigher's error is the one raised, with the failed unload kept as a note (I16).
+
+    Kills ``_weigh_loaded`` recording the secondary error wrongly (its own
+    TypeError would replace the weigher's error).
+    """
+
+    def weigher(resolved_id: str, model: Any) -> int:
+        raise ValueError(f"cannot weigh {resolved_id}")
+
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1]}))
+    cache = WithFixedSizeCache(ModelManager(registry), max_weight=10, weigher=weigher)
+    with pytest.raises(ValueError, match="cannot weigh a") as raised:
+        cache.add_model("a")
+    assert any("unloading 'a' again" in note for note in raised.value.__notes__)
+    assert "a" not in cache
+
+
+def test_a_lease_given_back_by_this_thread_no_longer_counts_as_held() -> None:
+    """After its lease is given back, a thread adding to a full cache (``on_full="wait"``)
+    waits for room like any other (here: times out at once), not admitted over the bound.
+
+    Kills ``_lease_given_back`` counting the give-back as one more lease held
+    (the thread would then overflow the cache as if it held a lease).
+    """
+    cache = WithFixedSizeCache(
+        ModelManager(ScriptedRegistry()), max_size=1, on_full="wait", queue_lock_timeout=0
+    )
+    cache.add_model("a")
+    cache.pin_model("a")
+    with cache.lease("a"):
+        pass
+    with pytest.raises(LockTimeout):
+        cache.add_model("b")
+    assert cache.keys() == ["a"]
+    assert cache.statistics().pinned_overflow == 0
