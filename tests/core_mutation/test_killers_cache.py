@@ -397,3 +397,17 @@ def test_a_lease_given_back_by_this_thread_no_longer_counts_as_held() -> None:
         cache.add_model("b")
     assert cache.keys() == ["a"]
     assert cache.statistics().pinned_overflow == 0
+
+
+def test_an_unweighted_cache_over_a_populated_manager_reports_no_weights() -> None:
+    """Adopting a manager's models without a weigher gives them no weight: ``weights()``
+    stays {} (the documented answer of an unweighted cache).
+
+    Kills ``_adoptable`` giving adopted models a weight of 1 without a weigher.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    manager.add_model("a")
+    manager.add_model("b")
+    cache = WithFixedSizeCache(manager, max_size=2)
+    assert cache.keys() == ["a", "b"]
+    assert cache.weights() == {}
