@@ -24,6 +24,7 @@ from modelmanager import (
     ModelManager,
     ModelManagerDecorator,
     ModelNotFound,
+    ScriptedMemoryProbe,
     WithFixedSizeCache,
 )
 from modelmanager.decorators._cache_book import BookError, CacheBook, IdState
@@ -411,3 +412,38 @@ def test_an_unweighted_cache_over_a_populated_manager_reports_no_weights() -> No
     cache = WithFixedSizeCache(manager, max_size=2)
     assert cache.keys() == ["a", "b"]
     assert cache.weights() == {}
+
+
+class _PinsItsFirstVictim(WithFixedSizeCache):
+    """Pins the first victim just before its eviction commits (as another thread's
+    ``pin_model`` could between the choice and the victim's lifecycle)."""
+
+    pinned_first = False
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.pinned_first:
+            self.pinned_first = True
+            self.pin_model(victim)
+        return super()._evict_one(victim)
+
+
+def test_a_victim_pinned_after_its_choice_is_not_evicted() -> None:
+    """A memory-pressure victim pinned between its choice and its eviction's commit is
+    skipped (the commit re-checks pins under the victim's lifecycle); the round goes on.
+
+    Kills ``_evict_one`` skipping a victim only when it is pinned *and* leased
+    (a memory victim's revalidation would not see the pin).
+    """
+    probe = ScriptedMemoryProbe([None, None, 0.1, 0.9])
+    cache = _PinsItsFirstVictim(
+        ModelManager(ScriptedRegistry()),
+        max_size=8,
+        memory_probe=probe,
+        memory_free_threshold=0.5,
+    )
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("c")  # pressure: a and b are chosen; a is pinned before it goes
+    assert cache.pinned() == frozenset({"a"})
+    assert "a" in cache
+    assert "b" not in cache
