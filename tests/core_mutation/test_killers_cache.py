@@ -447,3 +447,14 @@ def test_a_victim_pinned_after_its_choice_is_not_evicted() -> None:
     assert cache.pinned() == frozenset({"a"})
     assert "a" in cache
     assert "b" not in cache
+
+
+def test_a_weighted_cache_reports_its_weight_bound() -> None:
+    """``max_weight`` answers the bound the cache was built with.
+
+    Kills ``__init__`` not keeping it (the property would answer None).
+    """
+    cache = WithFixedSizeCache(
+        ModelManager(ScriptedRegistry()), max_size=None, max_weight=10, weigher=lambda r, m: 1
+    )
+    assert (cache.max_size, cache.max_weight) == (None, 10)
