@@ -458,3 +458,16 @@ def test_a_weighted_cache_reports_its_weight_bound() -> None:
         ModelManager(ScriptedRegistry()), max_size=None, max_weight=10, weigher=lambda r, m: 1
     )
     assert (cache.max_size, cache.max_weight) == (None, 10)
+
+
+def test_forgetting_an_id_committed_without_weight_frees_no_weight() -> None:
+    """An id committed with weight 0 holds none, and forgetting it frees none.
+
+    Kills ``forget`` subtracting a default weight of 1 for an id without one.
+    """
+    book = CacheBook()
+    for resolved_id, weight in (("a", 3), ("b", 0)):
+        book.reserve(resolved_id)
+        book.commit(resolved_id, weight=weight)
+    assert book.forget("b")
+    assert (book.weights, book.committed_weight) == ({"a": 3}, 3)
