@@ -471,3 +471,28 @@ def test_forgetting_an_id_committed_without_weight_frees_no_weight() -> None:
         book.commit(resolved_id, weight=weight)
     assert book.forget("b")
     assert (book.weights, book.committed_weight) == ({"a": 3}, 3)
+
+
+def test_an_add_whose_victims_unload_failed_restores_nothing() -> None:
+    """An add that fails on its victim's unload ends there: no restoration follows,
+    so the failed victim is not unloaded again by the same call (the spec's failed
+    admission restores nothing; I6).
+
+    Kills ``_admit`` never recording that its unload failed (it would then
+    restore as it fails and evict ``b`` on a third attempt).
+    """
+    registry = ScriptedRegistry(Script(unload_failures={"b": [1, 2]}))
+    cache = WithFixedSizeCache(
+        ModelManager(registry), max_size=2, on_full="proceed", queue_lock_timeout=0
+    )
+    cache.add_model("a")
+    cache.add_model("b")
+    with cache.lease("a"):
+        with cache.lease("b"):
+            cache.add_model("c")  # every model leased: admitted over the bound
+        # b given back: the restoration's unload of b fails (attempt 1), b stays
+        assert cache.keys() == ["a", "b", "c"]
+        with pytest.raises(ScriptedUnloadError):
+            cache.add_model("d")  # victims b, c: b's unload fails again (attempt 2)
+        assert sorted(cache.keys()) == ["a", "b", "c"]
+        assert registry.ghost.clear_attempts == {"b": 2}
