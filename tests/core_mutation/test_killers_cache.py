@@ -496,3 +496,58 @@ def test_an_add_whose_victims_unload_failed_restores_nothing() -> None:
             cache.add_model("d")  # victims b, c: b's unload fails again (attempt 2)
         assert sorted(cache.keys()) == ["a", "b", "c"]
         assert registry.ghost.clear_attempts == {"b": 2}
+
+
+def test_an_add_whose_victim_is_pinned_between_rounds_gives_its_slot_back_and_decides_again() -> (
+    None
+):
+    """An add holding its slot finds, after its eviction round, that nothing is
+    evictable any more (its victim was pinned meanwhile): it gives the slot back
+    and decides as a new admission (here: admitted over the bound, "proceed").
+
+    Kills ``_admit`` giving the slot back with the wrong arguments on that path
+    (a TypeError instead of the add).
+    """
+    cache = _PinsItsFirstVictim(
+        ModelManager(ScriptedRegistry()), max_size=2, on_full="proceed", queue_lock_timeout=0
+    )
+    cache.add_model("p", pin=True)
+    cache.add_model("a")
+    cache.add_model("c")  # victim a chosen, then pinned before its eviction commits
+    assert cache.pinned() == frozenset({"a", "p"})
+    assert sorted(cache.keys()) == ["a", "c", "p"]
+    assert cache.statistics().pinned_overflow == 1
+    assert cache.in_flight_loads() == 0
+
+
+class _FirstEvictionRaises(WithFixedSizeCache):
+    """The first eviction step raises (as a victim's lifecycle wait that times out
+    would), after the add reserved its slot with its victims."""
+
+    raised = False
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.raised:
+            self.raised = True
+            raise RuntimeError(f"evicting {victim!r} failed")
+        return super()._evict_one(victim)
+
+
+def test_an_add_that_fails_while_holding_its_slot_gives_it_back() -> None:
+    """The error is raised as it is (no secondary note) and the slot goes back:
+    the next add of the same id makes room and loads.
+
+    Kills ``_admit`` giving the slot back with the wrong arguments in its
+    failure path (a TypeError noted on the error, and the slot kept: the next
+    add then times out waiting for a free slot).
+    """
+    cache = _FirstEvictionRaises(
+        ModelManager(ScriptedRegistry()), max_size=1, on_full="proceed", queue_lock_timeout=0
+    )
+    cache.add_model("a")
+    with pytest.raises(RuntimeError, match="evicting 'a' failed") as raised:
+        cache.add_model("b")
+    assert not getattr(raised.value, "__notes__", [])
+    assert cache.keys() == ["a"]
+    cache.add_model("b")
+    assert cache.keys() == ["b"]
