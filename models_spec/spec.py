@@ -363,12 +363,13 @@ def _pick(state: SpecState, count: int, weight: int, skip: Iterable[str] = ()) -
     if count <= 0 and weight <= 0:
         return []
     skipped = frozenset(skip)
+    candidates = [c for c in state.evictable() if c not in skipped]
+    if weight <= 0:  # the count alone (every unweighted check): no weight lookups
+        return candidates[: max(count, 0)]
     weight_of = state.config.weight_of
     chosen: list[str] = []
     freed = 0
-    for candidate in state.evictable():
-        if candidate in skipped:
-            continue
+    for candidate in candidates:
         chosen.append(candidate)
         freed += weight_of(candidate)
         if len(chosen) >= count and freed >= weight:
@@ -377,8 +378,10 @@ def _pick(state: SpecState, count: int, weight: int, skip: Iterable[str] = ()) -
 
 
 def _covers(state: SpecState, chosen: Sequence[str], count: int, weight: int) -> bool:
+    if len(chosen) < count:
+        return False
     weight_of = state.config.weight_of
-    return len(chosen) >= count and sum(weight_of(v) for v in chosen) >= weight
+    return weight <= 0 or sum(weight_of(v) for v in chosen) >= weight
 
 
 def _choose_victims(

@@ -18,6 +18,18 @@ from modelmanager.lifecycle import LifecycleTable
 from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
 
 
+def _spy_on_lifecycle(monkeypatch: pytest.MonkeyPatch, manager: ModelManager) -> list[str]:
+    """Record every id whose lifecycle ``manager`` is asked for (the list returned)."""
+    entered: list[str] = []
+    original = manager.lifecycle
+
+    def spy(resolved_id: str) -> Any:
+        entered.append(resolved_id)
+        return original(resolved_id)
+
+    monkeypatch.setattr(manager, "lifecycle", spy)
+    return entered
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"model_id": 5}, {"api_key": 5}, {"model_id_alias": 5}],
@@ -59,14 +71,7 @@ def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
     assert manager._fast_warm_hit_hook() is not None
     cache = WithFixedSizeCache(ModelManagerDecorator(manager), max_size=2)
     cache.add_model("a")
-    entered: list[str] = []
-    original = manager.lifecycle
-
-    def spy(resolved_id: str) -> Any:
-        entered.append(resolved_id)
-        return original(resolved_id)
-
-    monkeypatch.setattr(manager, "lifecycle", spy)
+    entered = _spy_on_lifecycle(monkeypatch, manager)
     cache.add_model("a")
     assert entered == []
     assert manager.describe_models()[0].hits == 1
@@ -208,14 +213,8 @@ def test_a_lease_on_a_live_model_takes_the_warm_path(monkeypatch: pytest.MonkeyP
     """
     manager = ModelManager(ScriptedRegistry())
     manager.add_model("a")
-    entered: list[str] = []
     original = manager.lifecycle
-
-    def spy(resolved_id: str) -> Any:
-        entered.append(resolved_id)
-        return original(resolved_id)
-
-    monkeypatch.setattr(manager, "lifecycle", spy)
+    entered = _spy_on_lifecycle(monkeypatch, manager)
     with manager.lease("a") as model:
         assert model is manager["a"]
         assert manager.lease_counts() == {"a": 1}
