@@ -17,6 +17,9 @@ from models_spec.suite import (
     DEFAULT_BUDGET,
     VARIANT_BUDGET_FACTOR,
     Job,
+    ModeResult,
+    _cell,
+    _summary,
     plan_jobs,
     run_job,
 )
@@ -74,10 +77,47 @@ def test_expected_strategies_catch_the_variant(entry: VariantEntry, strategy: st
 
 
 def test_plan_runs_each_variant_only_on_its_own_scenario() -> None:
-    """The default plan has one variant job per catalogue variant, with replay and every
-    strategy, on its bug's scenario."""
+    """The default plan has one variant job per catalogue variant, on its bug's scenario,
+    with replay and the strategies its bug module declares (in the run's order)."""
     jobs = [j for j in plan_jobs(SuiteOptions()) if j.role == "variant"]
+    entries = CATALOGUE.variant_entries
     assert [(j.implementation, j.scenario) for j in jobs] == [
-        (e.name, e.scenario.id) for e in CATALOGUE.variant_entries
+        (e.name, e.scenario.id) for e in entries
     ]
-    assert all(j.modes == ("replay", "pct", "dpor", "random") for j in jobs)
+    for job, entry in zip(jobs, entries, strict=True):
+        declared = tuple(s for s in ("pct", "dpor", "random") if s in entry.caught_by)
+        assert job.modes == ("replay", *declared)
+        assert job.expected == entry.caught_by
+    assert any(len(j.modes) < 4 for j in jobs)  # some variant declares fewer strategies
+
+
+def test_a_chosen_strategy_runs_on_every_variant() -> None:
+    """``--strategy dpor`` runs DPOR on every variant, also where it is not declared."""
+    jobs = [j for j in plan_jobs(SuiteOptions(strategy="dpor")) if j.role == "variant"]
+    assert jobs
+    assert all(j.modes[-1:] == ("dpor",) for j in jobs)
+
+
+def test_summary_names_a_declared_strategy_that_escaped() -> None:
+    """A variant whose declared strategy found nothing is named in the summary."""
+    entry = next(e for e in CATALOGUE.variant_entries if "random" in e.caught_by)
+    job = Job(
+        0,
+        entry.scenario.id,
+        entry.name,
+        "variant",
+        ("pct", "random"),
+        1,
+        0,
+        None,
+        expected=("pct", "random"),
+    )
+    escaped = ModeResult("random", "", "", 1, 0.0)
+    caught = ModeResult("pct", "invariant", "I4", 1, 0.0)
+    cell = _cell(job, [caught, escaped])
+    assert cell.verdict == "CAUGHT"
+    lines = "\n".join(_summary([cell]))
+    assert "declares in caught_by" in lines
+    assert f"{entry.name} (random)" in lines
+    clean = _cell(job, [caught, ModeResult("random", "invariant", "I4", 1, 0.0)])
+    assert "declares in caught_by" not in "\n".join(_summary([clean]))
