@@ -63,19 +63,36 @@ CPU_LIMIT_S = 240
 """A child using more CPU than this is left for mutmut (a hang is not counted as a kill)."""
 
 
-def _pending(mutants_dir: Path, patterns: list[str], recheck: bool) -> dict[Path, list[str]]:
-    found: dict[Path, list[str]] = {}
-    wanted = (None, 0) if recheck else (None,)
+def _matching(mutants_dir: Path, patterns: list[str]) -> list[tuple[Path, str, int | None]]:
+    """Every mutant matching a pattern, judged or not, with its recorded exit code,
+    in a fixed order (by result file, then by name)."""
+    found: list[tuple[Path, str, int | None]] = []
     for meta in sorted((mutants_dir / "src").rglob("*.meta")):
         codes = json.loads(meta.read_text())["exit_code_by_key"]
-        names = [
-            name
-            for name, code in codes.items()
-            if code in wanted and any(fnmatch.fnmatch(name, p) for p in patterns)
+        found += [
+            (meta, name, codes[name])
+            for name in sorted(codes)
+            if any(fnmatch.fnmatch(name, p) for p in patterns)
         ]
-        if names:
-            found[meta] = sorted(names)
     return found
+
+
+def _work(
+    mutants_dir: Path, patterns: list[str], recheck: bool, seed: int | None
+) -> list[tuple[Path, str]]:
+    """The mutants to run, in order.  With a ``seed`` every matching mutant, judged or
+    not, is shuffled first and the judged ones are then skipped: a run that continues
+    a stopped one takes the same order, so the judged mutants stay a prefix of one
+    seeded permutation (a uniform sample, and the same one on every machine)."""
+    wanted = (None, 0) if recheck else (None,)
+    found = _matching(mutants_dir, patterns)
+    if seed is not None:
+        random.Random(seed).shuffle(found)
+    work = [(meta, name) for meta, name, code in found if code in wanted]
+    work.sort(  # stable: by the first pattern each name matches
+        key=lambda item: next(i for i, p in enumerate(patterns) if fnmatch.fnmatch(item[1], p)),
+    )
+    return work
 
 
 def _record(meta: Path, name: str, code: int = 1) -> None:
@@ -191,17 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     if clean != 0:
         print(f"the clean run of {fast} failed (exit {clean}); nothing recorded")
         return 1
-    pending = _pending(mutants_dir, options.patterns, options.recheck)
-    work = [(meta, name) for meta, names in pending.items() for name in names]
-    if options.shuffle is not None:
-        # A run cut short has then judged a uniform sample of each pattern's
-        # mutants, not the alphabetically first functions.
-        random.Random(options.shuffle).shuffle(work)
-    work.sort(  # stable: by the first pattern each name matches
-        key=lambda item: next(
-            i for i, p in enumerate(options.patterns) if fnmatch.fnmatch(item[1], p)
-        ),
-    )
+    # With --shuffle, a run cut short has judged a uniform sample of each
+    # pattern's mutants, not the alphabetically first functions (``_work``).
+    work = _work(mutants_dir, options.patterns, options.recheck, options.shuffle)
     print(f"{len(work)} unchecked mutants; fast tests: {' '.join(fast)}", flush=True)
     running: dict[int, tuple[Path, str, float]] = {}
     killed = survived = left = 0
