@@ -285,11 +285,13 @@ class _GatedModel:
             self.gate.wait()
 
 
-def _explore(scenario: Callable[[], None]) -> lockstep.ExploreResult:
+def _explore(
+    scenario: Callable[[], None], preemption_bound: int = 2, budget: int = 2000
+) -> lockstep.ExploreResult:
     return lockstep.explore(
         scenario,
-        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=False),
-        budget=2000,
+        strategy=lockstep.DFSStrategy(preemption_bound=preemption_bound, timeouts=False),
+        budget=budget,
         patch=CORE_MODULES,
         progress=False,
     )
@@ -551,3 +553,150 @@ def test_an_add_that_fails_while_holding_its_slot_gives_it_back() -> None:
     assert cache.keys() == ["a"]
     cache.add_model("b")
     assert cache.keys() == ["b"]
+
+
+class _AnnouncesFullWaits(WithFixedSizeCache):
+    """Sets ``waiting[id]`` as an add of ``id`` starts waiting for room (the lock is
+    held until the wait releases it, so a notify after that reaches the wait)."""
+
+    waiting: dict[str, Any]
+
+    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
+        self.waiting[resolved_id].set()
+        super()._wait_full_locked(deadline, resolved_id)
+
+
+def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
+    """An unpin wakes every add waiting for room, not only the first (a lost wake-up).
+
+    Two adds wait for a full cache (every model pinned): first one the unpin
+    cannot help (it needs more weight than the unpinned model frees), then
+    one it can.  Under every schedule with at most one preemption
+    (timeouts only when nothing else can run, so a wait that only its
+    timeout ends is a lost wake-up) the second add loads; the first times
+    out, as nothing can make room for it.
+
+    Kills ``unpin_model`` waking one waiter (``notify``): it wakes the first,
+    which waits again, and the second waits out its timeout although its
+    room is there.
+    """
+    weights = {"p": 5, "q": 5, "heavy": 10, "light": 5}
+    outcomes: list[dict[str, str]] = []
+
+    def scenario() -> None:
+        factories = {rid: (lambda **_: _GatedModel(None)) for rid in weights}
+        cache = _AnnouncesFullWaits(
+            ModelManager(factories),
+            max_size=None,
+            max_weight=10,
+            weigher=lambda rid, _model: weights[rid],
+            queue_lock_timeout=0.5,
+        )
+        cache.waiting = {rid: lockstep.threading.Event() for rid in ("heavy", "light")}
+        for rid in ("heavy", "light"):  # loaded once: their weights are known
+            cache.add_model(rid)
+            cache.remove(rid)
+        cache.add_model("p", pin=True)
+        cache.add_model("q", pin=True)
+        outcome: dict[str, str] = {}
+
+        def add(resolved_id: str) -> None:
+            try:
+                cache.add_model(resolved_id)
+                outcome[resolved_id] = "loaded"
+            except LockTimeout:
+                outcome[resolved_id] = "timed out"
+
+        heavy = lockstep.spawn(add, "heavy", name="heavy")
+        cache.waiting["heavy"].wait()
+        light = lockstep.spawn(add, "light", name="light")
+        cache.waiting["light"].wait()
+        cache.unpin_model("p")
+        light.join()
+        heavy.join()
+        outcomes.append(outcome)
+        assert outcome == {"heavy": "timed out", "light": "loaded"}, outcome
+        assert sorted(cache.keys()) == ["light", "q"]
+
+    result = _explore(scenario, preemption_bound=1)  # exhaustive at this bound
+    assert result.failure is None, str(result.failure)
+    assert result.exhausted
+    assert outcomes
+
+
+class _RestoresAtTheRollback(WithFixedSizeCache):
+    """Ends another add as a failed eviction is rolled back: that add's weighted
+    commit set the over-the-bounds hint, and its end restores the bounds (here in
+    the failing add's thread, at the moment another thread could)."""
+
+    def _rollback_eviction(self, victims: list[str], batch: object) -> None:
+        super()._rollback_eviction(victims, batch)
+        self._maybe_over = True  # what another add's weighted commit leaves
+        self._restore()
+
+
+def test_an_add_whose_victims_unload_failed_holds_no_room_once_the_victim_is_back() -> None:
+    """The failed add's slot goes in the same step as its victim comes back: a
+    restoration right after sees the cache within its bounds and evicts nothing.
+
+    Kills ``_admit`` not recording which add chose the batch (its ticket stored
+    as None): the slot then stays until the add returns, so a restoration in
+    between counts it as a load in flight and evicts the victim after all.
+    """
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1]}))
+    cache = _RestoresAtTheRollback(
+        ModelManager(registry), max_size=2, max_weight=100, weigher=lambda _rid, _model: 1
+    )
+    cache.add_model("a")
+    cache.add_model("b")
+    with pytest.raises(ScriptedUnloadError):
+        cache.add_model("c")  # victim a: its unload fails
+    assert cache.keys() == ["a", "b"]
+    assert registry.ghost.clear_attempts == {"a": 1}
+    assert cache.in_flight_loads() == 0
+
+
+def test_a_restorations_failed_eviction_rolls_back_its_whole_batch() -> None:
+    """A restoration choosing two victims whose first unload fails rolls back the
+    other's choice: the next restoration goes ahead and brings the cache back
+    within its bound.
+
+    Kills ``_restore`` choosing its victims without their batch (the rollback,
+    which drops only its own batch's choices, would leave the second victim
+    chosen for ever: every later restoration and add would find an eviction
+    undecided and wait).
+    """
+    registry = ScriptedRegistry(Script(unload_failures={"b": [1]}))
+    cache = WithFixedSizeCache(
+        ModelManager(registry), max_size=1, on_full="proceed", queue_lock_timeout=0
+    )
+    cache.add_model("a")
+    with cache.lease("a"):
+        cache.add_model("b")  # over the bound: a is leased
+        with cache.lease("b"):
+            cache.add_model("c")  # over the bound: a and b are leased
+        # b given back: the restoration chooses b and c; b's unload fails
+        assert sorted(cache.keys()) == ["a", "b", "c"]
+        assert not cache._book.evictions_undecided()
+    # a given back: this restoration evicts a and b
+    assert cache.keys() == ["c"]
+    assert registry.ghost.clear_attempts == {"a": 1, "b": 2}
+
+
+def test_the_weight_of_a_model_unregistered_inside_is_no_longer_counted() -> None:
+    """``CapacityPolicy.weight``: a weighted model whose removal has unregistered it
+    inside, but which the cache has not forgotten yet, weighs nothing any more.
+
+    Kills the leaving model's weight added instead of subtracted.
+    """
+    book = CacheBook()
+    for resolved_id, weight in (("a", 3), ("b", 2)):
+        book.reserve(resolved_id)
+        book.commit(resolved_id, weight=weight)
+    book.start_remove("a")
+    registered = {"a", "b"}
+    policy = CapacityPolicy(book, registered.__contains__, max_size=None, max_weight=10)
+    assert policy.weight() == 5
+    registered.discard("a")  # the removal has unregistered it inside
+    assert policy.weight() == 2
+    assert policy.excess() == (-1, -8)
