@@ -578,7 +578,8 @@ def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
 
     Kills ``unpin_model`` waking one waiter (``notify``): it wakes the first,
     which waits again, and the second waits out its timeout although its
-    room is there.
+    room is there.  Kills also ``_reserve_or_select_locked`` counting a full
+    wait at every wake-up (``full_waits`` is one per add that waited).
     """
     weights = {"p": 5, "q": 5, "heavy": 10, "light": 5}
     outcomes: list[dict[str, str]] = []
@@ -617,6 +618,8 @@ def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
         outcomes.append(outcome)
         assert outcome == {"heavy": "timed out", "light": "loaded"}, outcome
         assert sorted(cache.keys()) == ["light", "q"]
+        # One full wait per add, however often it was woken and waited again.
+        assert cache.statistics().full_waits == 2
 
     result = _explore(scenario, preemption_bound=1)  # exhaustive at this bound
     assert result.failure is None, str(result.failure)
@@ -700,3 +703,23 @@ def test_the_weight_of_a_model_unregistered_inside_is_no_longer_counted() -> Non
     registered.discard("a")  # the removal has unregistered it inside
     assert policy.weight() == 2
     assert policy.excess() == (-1, -8)
+
+
+def test_failed_evictions_leave_no_bookkeeping_behind() -> None:
+    """Each eviction batch's record of the add that chose it goes when the batch
+    ends, also when the victim's unload fails: a cache whose unloads keep failing
+    does not grow with every failure.
+
+    Kills ``_admit`` dropping the record only when the eviction succeeds (its
+    ``try/finally`` dropped).
+    """
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1, 2, 3]}))
+    cache = WithFixedSizeCache(ModelManager(registry), max_size=1, queue_lock_timeout=0)
+    cache.add_model("a")
+    for _ in range(3):
+        with pytest.raises(ScriptedUnloadError):
+            cache.add_model("b")  # victim a: its unload fails
+        assert cache._batch_tickets == {}
+    cache.add_model("b")
+    assert cache.keys() == ["b"]
+    assert cache._batch_tickets == {}
