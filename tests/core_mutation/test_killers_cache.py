@@ -723,3 +723,19 @@ def test_failed_evictions_leave_no_bookkeeping_behind() -> None:
     cache.add_model("b")
     assert cache.keys() == ["b"]
     assert cache._batch_tickets == {}
+
+
+def test_capacity_victims_stop_once_their_weights_add_up() -> None:
+    """``CapacityPolicy.capacity_victims`` frees the weight asked for with the least
+    recent models whose weights *together* reach it, and no more.
+
+    Kills the freed weight taken as the last victim's alone (two light models
+    would not add up, and a heavy third one would be chosen as well).
+    """
+    book = CacheBook()
+    for resolved_id, weight in (("a", 1), ("b", 1), ("c", 5)):
+        book.reserve(resolved_id)
+        book.commit(resolved_id, weight=weight)
+    policy = CapacityPolicy(book, {"a", "b", "c"}.__contains__, max_size=None, max_weight=7)
+    assert policy.capacity_victims(0, (), None, weight=2) == ["a", "b"]
+    assert policy.capacity_victims(1, (), None, weight=6) == ["a", "b", "c"]
