@@ -739,3 +739,53 @@ def test_capacity_victims_stop_once_their_weights_add_up() -> None:
     policy = CapacityPolicy(book, {"a", "b", "c"}.__contains__, max_size=None, max_weight=7)
     assert policy.capacity_victims(0, (), None, weight=2) == ["a", "b"]
     assert policy.capacity_victims(1, (), None, weight=6) == ["a", "b", "c"]
+
+
+def test_choosing_an_id_already_chosen_is_refused() -> None:
+    """``CacheBook.choose`` gives a removal in progress one choice at most, and
+    refuses an id another eviction chose (``BookError``, nothing changed).
+
+    Kills the guard ``REMOVING and not chosen`` weakened to ``or`` (a second
+    choice would silently take the first eviction's victim over).
+    """
+    book = CacheBook()
+    for resolved_id in ("a", "b"):
+        book.reserve(resolved_id)
+        book.commit(resolved_id)
+    book.start_remove("a")
+    first, second = object(), object()
+    book.choose("a", "x", first)
+    with pytest.raises(BookError, match=r"choose\('a'\)"):
+        book.choose("a", "y", second)
+    assert (book.requester("a"), book.batch("a")) == ("x", first)
+    book.choose("b", "x", first)
+    with pytest.raises(BookError, match=r"choose\('b'\)"):
+        book.choose("b", "y", second)
+    assert (book.requester("b"), book.batch("b")) == ("x", first)
+
+
+class _GivesTheSlotBackBadly(CacheBook):
+    """A book whose slot release fails (as a KeyboardInterrupt there would)."""
+
+    def release(self, resolved_id: str) -> bool:
+        raise RuntimeError(f"releasing {resolved_id!r} failed")
+
+
+class _FailsToGiveBack(_FirstEvictionRaises):
+    book_class = _GivesTheSlotBackBadly
+
+
+def test_a_failed_add_whose_slot_release_also_fails_keeps_its_first_error() -> None:
+    """An add failing while it holds its slot raises its own error, the failed
+    give-back kept as a note on it (I16).
+
+    Kills ``_admit`` recording that secondary error with the wrong arguments
+    (its own TypeError would replace the eviction's error).
+    """
+    cache = _FailsToGiveBack(
+        ModelManager(ScriptedRegistry()), max_size=1, on_full="proceed", queue_lock_timeout=0
+    )
+    cache.add_model("a")
+    with pytest.raises(RuntimeError, match="evicting 'a' failed") as raised:
+        cache.add_model("b")
+    assert any("releasing the slot of 'b'" in note for note in raised.value.__notes__)
