@@ -111,6 +111,52 @@ def test_dfs_reports_nondeterminism():
     assert result.failure.kind == "nondeterminism"
 
 
+def test_dpor_replays_operations_whose_labels_come_from_global_state():
+    """A thread named from a process-global counter (as ``ThreadPoolExecutor`` names
+    its workers) is the same operation in every execution: DPOR completes."""
+    pools = itertools.count()
+
+    def scenario():
+        pool = next(pools)
+        lock = lockstep.threading.Lock()
+        out = []
+
+        def work(i):
+            with lock:
+                out.append(i)
+
+        threads = [spawn(work, i, name=f"pool-{pool}_{i}") for i in range(2)]
+        for t in threads:
+            t.join()
+
+    result = explore(scenario, strategy=lockstep.DporStrategy(), budget=50)
+    assert result.failure is None, result.failure
+    assert result.verdict.complete
+    assert result.executions > 1
+
+
+def test_dpor_nondeterminism_names_the_operation_that_changed():
+    """A replayed prefix that meets another operation says which, not just thread ids."""
+    calls = itertools.count()
+
+    def scenario():
+        resource = f"cell-{next(calls)}"
+
+        def step():
+            lockstep.checkpoint("touch", resource=resource)
+            lockstep.checkpoint("again", resource=resource)
+
+        threads = [spawn(step) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    result = explore(scenario, strategy=lockstep.DporStrategy(), budget=50)
+    assert result.failure is not None
+    assert result.failure.kind == "nondeterminism"
+    assert "cell-0" in result.failure.message
+    assert "cell-1" in result.failure.message
+
+
 def test_counting_strategy_metrics():
     """The counting wrapper totals executions, steps and preemptions."""
     counting = CountingStrategy(RandomStrategy(1))

@@ -264,6 +264,23 @@ def test_a_binary_operation_reads_both_watched_operands() -> None:
     assert targets == ["dict#1", "dict#2"]
 
 
+def test_a_plain_list_plus_a_watched_list_reads_the_watched_one() -> None:
+    """`[0] + watched` copies the watched list's items in C: the read is recorded, and
+    the result (and `tuple + watched`'s TypeError) are what a plain list gives."""
+
+    def concatenate(target: Any) -> object:
+        assert [0] + target == [0, 1]  # noqa: RUF005 (the reflected operation is tested)
+        return None
+
+    def concatenate_tuple(target: Any) -> object:
+        with pytest.raises(TypeError):
+            (0,) + target  # noqa: RUF005 (the reflected operation is what is tested)
+        return None
+
+    recorded = _recorded(lambda: [1], concatenate, concatenate_tuple)
+    assert recorded == [("read", "*", "+"), ("read", "*", "+")]
+
+
 def test_iteration_reads_again_after_each_switch_point() -> None:
     """Iterating with a switch point in the loop body reads the container again."""
 

@@ -25,7 +25,13 @@ What each operation is (the slot is the key; WHOLE for the container):
   rest read it.
 
 A binary operation whose other operand is a watched container also reads that
-one (the C implementation reads it without calling its methods). An iteration
+one (the C implementation reads it without calling its methods), and so does
+``plain_list + watched_list`` (a reflected ``__radd__`` that records the read).
+Not seen: C functions that take a watched container as an argument and read or
+change it in place without calling its methods: ``heapq``'s functions on a
+watched list, and a plain set built from or merged with a watched set
+(``set(s)``, ``frozenset(s)``, ``plain.update(s)``, ``plain |= s``,
+``plain.union(s)``, ...). An iteration
 is a read when it starts and again at each ``next()`` after the iterating thread
 passed a switch point (another thread may have changed the container
 meanwhile). Copies are not watched: ``copy.copy``, ``copy.deepcopy`` and pickles
@@ -413,6 +419,14 @@ def _view_method(base_method: Callable[[Any], Any], view: type) -> Any:
     return functools.wraps(base_method)(method)
 
 
+def _reflected_concat(self: Any, other: Any) -> Any:
+    """``other + self`` for a plain list ``other``: C's list concatenation copies this
+    list's items without calling its methods, so the read is recorded here, before
+    Python falls back to that concatenation (NotImplemented changes nothing else)."""
+    hook_whole(self, False, "+")
+    return NotImplemented
+
+
 def _defaultdict_getitem(base_method: Callable[..., Any]) -> Any:
     def __getitem__(self: Any, key: Any) -> Any:
         found = active_run(self)
@@ -480,6 +494,8 @@ def tracked_class(base: Any) -> type:
     namespace["__iter__"] = _iter_method(base.__iter__, "iter")
     if hasattr(base, "__reversed__"):
         namespace["__reversed__"] = _iter_method(base.__reversed__, "reversed")
+    if family is list:
+        namespace["__radd__"] = _reflected_concat
     if family is dict:
         namespace["keys"] = _view_method(base.keys, _KeysView)
         namespace["values"] = _view_method(base.values, _ValuesView)

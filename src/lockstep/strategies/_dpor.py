@@ -137,14 +137,19 @@ class _Event:
 
     thread: int
     choice: Choice
-    op: OpDescriptor
+    # Compared without its label (``site`` holds the rest): a label is a readable
+    # name that may come from process-global state (a worker named from a global
+    # counter, as ``ThreadPoolExecutor`` names its threads), so two executions of one
+    # schedule can label the same operation differently.
+    op: OpDescriptor = attrs.field(eq=False)
+    site: tuple[str, Hashable | None, str]
     reads: frozenset[Hashable]
     writes: frozenset[Hashable]
 
     @classmethod
     def of(cls, choice: Choice, op: OpDescriptor) -> _Event:
         reads, writes = _event_keys(op, choice.kind)
-        return cls(choice.thread, choice, op, reads, writes)
+        return cls(choice.thread, choice, op, (op.kind, op.resource, op.location), reads, writes)
 
     @property
     def keys(self) -> frozenset[Hashable]:
@@ -158,6 +163,22 @@ class _Event:
             or not self.writes.isdisjoint(other.reads)
             or not other.writes.isdisjoint(self.reads)
         )
+
+
+def _replay_difference(recorded: dict[Choice, _Event], now: dict[Choice, _Event]) -> str:
+    """How the steps a replayed prefix meets differ from the recorded ones, in words."""
+    if recorded.keys() != now.keys():
+        return f"recorded {sorted(map(str, recorded))}, now {sorted(map(str, now))}"
+    for choice, event in recorded.items():
+        other = now[choice]
+        if event != other:
+            was, became = event.op, other.op
+            return (
+                f"thread {choice.thread} was to do {was.kind} {was.label} at {was.location} "
+                f"(touching {sorted(map(str, event.keys))}), now {became.kind} {became.label} "
+                f"at {became.location} (touching {sorted(map(str, other.keys))})"
+            )
+    return "the same choices, in another order"
 
 
 @attrs.define(slots=True)
@@ -274,11 +295,11 @@ class DporStrategy:
         if i < len(self._stack):
             node = self._stack[i]
             if node.events != events:
+                difference = _replay_difference(node.events, events)
                 raise NondeterminismDetected(
                     f"DPOR replay of a recorded prefix met different choices at step {i}: "
-                    f"recorded {sorted(map(str, node.choices))}, now "
-                    f"{sorted(map(str, choices))}; the scenario is not a pure function of "
-                    "its schedule (hidden randomness, real time, unpatched threads?)"
+                    f"{difference}; the scenario is not a pure function of its schedule "
+                    "(hidden randomness, real time, unpatched threads?)"
                 )
             return node.chosen
         parent = self._stack[-1] if self._stack else None
