@@ -28,6 +28,7 @@ scope.  Which bugs break which invariant is declared by the bug modules
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -78,8 +79,14 @@ class InvariantViolation(AssertionError):
         self.invariant = invariant
         self.message = message
         self.details: dict[str, object] = details
-        extra = "; ".join(f"{k}={v!r}" for k, v in details.items())
-        super().__init__(f"{invariant} violated: {message}" + (f" [{extra}]" if extra else ""))
+        # A multi-line text detail (I15's explanation) is shown as text on the lines
+        # after the headline, not as a repr with its newlines escaped.
+        blocks = {k: v for k, v in details.items() if isinstance(v, str) and "\n" in v}
+        extra = "; ".join(f"{k}={v!r}" for k, v in details.items() if k not in blocks)
+        text = f"{invariant} violated: {message}" + (f" [{extra}]" if extra else "")
+        for block in blocks.values():
+            text += "\n" + textwrap.indent(str(block).rstrip(), "  ")
+        super().__init__(text)
 
 
 class InvariantSkipped(Exception):

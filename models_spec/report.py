@@ -167,6 +167,29 @@ def failure_line(failure: lockstep.Failure) -> str:
     return abbreviate(f"{_what(failure)}: {first}", _MESSAGE_LIMIT)
 
 
+def _abbreviate_lines(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    """``text`` within about ``limit`` characters; a long multi-line text (I15's
+    explanation) loses whole lines from its middle, never half a line."""
+    lines = text.splitlines()
+    if len(text) <= limit or len(lines) < 3:
+        return abbreviate(text, limit)
+    head: list[str] = []
+    tail: list[str] = []
+    budget = limit
+    for i in range(len(lines)):
+        line = lines[i // 2] if i % 2 == 0 else lines[-1 - i // 2]
+        if len(line) + 1 > budget:
+            break
+        budget -= len(line) + 1
+        (head if i % 2 == 0 else tail).append(line)
+    if not head:  # the first line alone is too long
+        return abbreviate(text, limit)
+    left_out = len(lines) - len(head) - len(tail)
+    plural = "s" if left_out != 1 else ""
+    note = f"... {left_out} line{plural} left out (the HTML timeline shows them all) ..."
+    return "\n".join([*head, note, *reversed(tail)])
+
+
 def _traceback(failure: lockstep.Failure) -> str | None:
     if failure.exception is None or failure.kind not in ("exception", "invariant"):
         return None
@@ -187,7 +210,7 @@ def explain_failure(
 ) -> str:
     """The full explanation of ``failure`` (see the module docstring), at most 100 columns."""
     parts = [abbreviate(heading, TEXT_WIDTH * 2)]
-    parts.append(_wrap(f"{_what(failure)}: {abbreviate(failure.message.strip(), _MESSAGE_LIMIT)}"))
+    parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
     traceback_text = _traceback(failure)
     if traceback_text:
         parts.append(_wrap(traceback_text, "    "))

@@ -434,3 +434,12 @@ def test_i5_allows_only_the_restoration_a_remove_ends_with() -> None:
     pinned = snap(models, max_size=2, lru=["a", "b", "c"], pins=frozenset({"a"}))
     with violation("I5"):
         check_i5(pinned, after, resolved_id="c")  # a pinned model never goes
+
+
+def test_a_multi_line_detail_is_shown_as_text_after_the_headline() -> None:
+    """I15's explanation is many lines: they follow the headline as lines, not as a
+    repr with escaped newlines; one-line details stay in the bracket."""
+    error = InvariantViolation("I15", "not linearizable", explanation="first\nsecond", at=3)
+    lines = str(error).splitlines()
+    assert lines == ["I15 violated: not linearizable [at=3]", "  first", "  second"]
+    assert "\\n" not in str(error)
