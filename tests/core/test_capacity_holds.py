@@ -6,6 +6,7 @@ stayed there until the next cold add; one warning per call; no policy).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -181,6 +182,66 @@ def _lockstep_stack(max_size: int, **kwargs: Any) -> tuple[WithFixedSizeCache, S
     registry = ScriptedRegistry()
     cache = WithFixedSizeCache(ModelManager(registry), max_size=max_size, **kwargs)
     return cache, registry
+
+
+class _ReleaseOnly:
+    """A gate's release whose wait ignores its timeout: only ``set`` ends it (so the
+    one timeout lockstep can fire is the cache's own)."""
+
+    def __init__(self) -> None:
+        self._event = lockstep.threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait()
+
+
+def test_a_failed_remove_restores_the_bound_a_timed_out_restoration_left() -> None:
+    """A restoration that times out waiting for a removal's lifecycle leaves the bound to
+    that removal: when the removal fails, it evicts what must go before it returns.
+
+    Deterministic: the removal holds ``a``'s lifecycle inside ``a``'s unload until the
+    restoration (an unpin) has given up, so the lifecycle wait's timeout is the only
+    choice lockstep has.  Without ``remove``'s own restoration the cache keeps ``a`` and
+    ``b`` over a bound of 1 with nothing pinned or leased, and nothing brings it back.
+    """
+
+    def scenario() -> None:
+        registry = FakeRegistry()
+        entered, release = lockstep.threading.Event(), _ReleaseOnly()
+        cache = WithFixedSizeCache(
+            ModelManager(registry, lock_timeout=5.0), max_size=1, on_full="proceed"
+        )
+        cache.add_model("a", pin=True)
+        cache.add_model("b")  # a pinned: b admitted over the bound
+        registry.clear_gates["a"] = (entered, release)
+        registry.clear_errors["a"] = RuntimeError("a's unload fails")
+
+        def remove_a() -> None:
+            with contextlib.suppress(RuntimeError):
+                cache.remove("a")
+
+        remover = lockstep.spawn(remove_a, name="remover")
+        entered.wait()  # the remover holds a's lifecycle, inside a's unload
+        unpinner = lockstep.spawn(lambda: cache.unpin_model("a"), name="unpinner")
+        unpinner.join()  # its restoration chose a and timed out on a's lifecycle
+        assert cache.statistics().restoration_failures == 1
+        release.set()
+        remover.join()  # the remove failed: a stays, and the bound is the remove's
+        assert cache.lru_order() == ["a"]
+        assert len(cache.manager) == 1
+
+    result = lockstep.explore(
+        scenario,
+        strategy=lockstep.DFSStrategy(preemption_bound=2, timeouts=True),
+        budget=50,
+        patch=CoreAdapter(0).patch_modules(),
+        progress=False,
+    )
+    assert result.failure is None, str(result.failure)
+    assert result.exhausted
 
 
 def test_wait_is_woken_by_a_lease_given_back_on_every_schedule() -> None:
