@@ -105,6 +105,7 @@ def test_keyboard_interrupt_from_constructor_leaves_table_empty(
         manager.add_model("a")
     assert manager.lifecycle_snapshot() == {}
     assert manager.keys() == []
+    assert manager.statistics().load_failures == 1  # a failed load, whatever it raised
 
 
 def test_mapping_registry() -> None:
