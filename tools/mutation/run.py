@@ -166,10 +166,14 @@ def prepare(workdir: Path, *, revision: str | None, refresh_tests: bool) -> None
     if missing:
         _export(missing, workdir, revision)
     if refresh_tests:
-        # New killing tests: copy tests/ again, also into mutmut's own copy.
+        # New killing tests: copy tests/ again, also into mutmut's own copy, with
+        # everything they import or replay (models_spec, the corpus, the pytest
+        # configuration): tests newer than the measured source's revision need
+        # the spec of their own revision.  Only src/ (the mutated code) stays.
+        support = tuple(name for name in COPIED if name != "src")
         for target in (workdir, workdir / "mutants"):
             if target.is_dir():
-                _export(("tests",), target, revision)
+                _export(support, target, revision)
     only = "\n".join(f"    {m}" for m in MODULES)
     only += "\n" + "\n".join(f"    {m.removeprefix('src/')}" for m in MODULES)
     tests = "\n".join(f"    {t}" for t in TEST_SELECTION if (workdir / t).is_dir())
@@ -249,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument(
-        "--refresh-tests", action="store_true", help="copy tests/ and models_spec/ again"
+        "--refresh-tests",
+        action="store_true",
+        help="copy tests/ and what they use (models_spec/, the corpus) again; src/ stays",
     )
     parser.add_argument(
         "--revision",
