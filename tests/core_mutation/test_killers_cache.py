@@ -789,3 +789,96 @@ def test_a_failed_add_whose_slot_release_also_fails_keeps_its_first_error() -> N
     with pytest.raises(RuntimeError, match="evicting 'a' failed") as raised:
         cache.add_model("b")
     assert any("releasing the slot of 'b'" in note for note in raised.value.__notes__)
+
+
+class _PinsTheRestorationsVictim(WithFixedSizeCache):
+    """Announces each wait for room (``_wait_full_locked``) and each wait for an
+    undecided eviction (``_wait_locked``), per id, as ``announced[(id, n)]``; and
+    pins the first eviction's victim just before that eviction's commit, once
+    ``announced[("d", 1)]`` is set (as another thread's ``pin_model`` could)."""
+
+    announced: dict[tuple[str, int], Any]
+    chosen: Any
+
+    def _announce(self, resolved_id: str) -> None:
+        n = 1
+        while self.announced[(resolved_id, n)].is_set():
+            n += 1
+        self.announced[(resolved_id, n)].set()
+
+    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
+        self._announce(resolved_id)
+        super()._wait_full_locked(deadline, resolved_id)
+
+    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
+        self._announce(resolved_id)
+        super()._wait_locked(deadline, resolved_id)
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.chosen.is_set():
+            self.chosen.set()
+            self.announced[("d", 1)].wait()
+            self.pin_model(victim)
+        return super()._evict_one(victim)
+
+
+def test_a_skipped_restoration_victim_wakes_every_add_waiting_for_the_eviction() -> None:
+    """The rollback of an eviction's skipped victim wakes every waiter (a lost wake-up).
+
+    Three models under ``max_size=2``, ``l`` and ``x`` leased: a lease on
+    ``v`` given back starts a restoration, which chooses ``v``.  Waiting
+    meanwhile: ``h``'s add, for room nothing will make, then ``d``'s add (by a
+    thread holding a lease, so admitted over the bound once no eviction is
+    undecided), for the restoration's decision.  ``v`` is pinned before the
+    eviction commits: skipped, its choice rolled back, nothing else to evict.
+    The events fix the order of the waits; under every schedule that switches
+    only where a thread blocks (8; timeouts only when nothing else can run)
+    ``d`` loads, and ``h`` times out.
+
+    Kills ``_rollback_eviction`` waking one waiter (``notify``): it wakes
+    ``h``, which waits again, and ``d`` waits out its timeout.
+    """
+    outcomes: list[dict[str, str]] = []
+
+    def scenario() -> None:
+        factories = {rid: (lambda **_: _GatedModel(None)) for rid in "vlxhd"}
+        cache = _PinsTheRestorationsVictim(
+            ModelManager(factories), max_size=2, queue_lock_timeout=0.5
+        )
+        cache.announced = {
+            (rid, n): lockstep.threading.Event() for rid in "hd" for n in range(1, 33)
+        }
+        cache.chosen = lockstep.threading.Event()
+        cache.add_model("v")
+        cache.add_model("l")
+        outcome: dict[str, str] = {}
+
+        def add(resolved_id: str) -> None:
+            try:
+                cache.add_model(resolved_id)
+                outcome[resolved_id] = "loaded"
+            except LockTimeout:
+                outcome[resolved_id] = "timed out"
+
+        def add_holding_a_lease() -> None:
+            cache.chosen.wait()
+            cache.announced[("h", 2)].wait()
+            with cache.lease("l"):
+                add("d")
+
+        with cache.lease("l"), contextlib.ExitStack() as lease_v:
+            lease_v.enter_context(cache.lease("v"))
+            with cache.acquire("x"):  # admitted over the bound: this thread holds leases
+                heavy = lockstep.spawn(add, "h", name="h")
+                cache.announced[("h", 1)].wait()
+                adder = lockstep.spawn(add_holding_a_lease, name="d")
+                lease_v.close()  # the restoration: v chosen, then pinned and skipped
+                adder.join()
+                heavy.join()
+        outcomes.append(outcome)
+        assert outcome == {"h": "timed out", "d": "loaded"}, outcome
+
+    result = _explore(scenario, preemption_bound=0)  # exhaustive at this bound
+    assert result.failure is None, str(result.failure)
+    assert result.exhausted
+    assert outcomes
