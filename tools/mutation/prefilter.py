@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         "--shuffle",
         type=int,
         metavar="SEED",
-        help="judge each pattern's mutants in a random order (seeded), not by name",
+        help="judge each pattern's mutants in a random order (seeded), not by name; "
+        "a rerun skips the judged ones and goes on in the same order",
     )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
