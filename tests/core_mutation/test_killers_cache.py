@@ -882,3 +882,28 @@ def test_a_skipped_restoration_victim_wakes_every_add_waiting_for_the_eviction()
     assert result.failure is None, str(result.failure)
     assert result.exhausted
     assert outcomes
+
+
+def test_a_failed_release_cache_is_logged_with_its_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning for a failing ``release_cache()`` shows the probe's error: the
+    operator's only clue to what failed (the add goes on).
+
+    Kills the warning logging None in place of the error.
+    """
+    probe = ScriptedMemoryProbe([None, 0.0, 0.9], release_error=OSError("driver gone"))
+    cache = WithFixedSizeCache(
+        ModelManager(ScriptedRegistry()),
+        max_size=10,
+        memory_probe=probe,
+        memory_free_threshold=0.5,
+    )
+    cache.add_model("a")
+    with caplog.at_level("WARNING", logger="modelmanager.decorators.fixed_size_cache"):
+        cache.add_model("b")
+    assert cache.keys() == ["b"]
+    assert any(
+        "release_cache() failed" in r.getMessage() and "driver gone" in r.getMessage()
+        for r in caplog.records
+    ), [r.getMessage() for r in caplog.records]
