@@ -907,3 +907,35 @@ def test_a_failed_release_cache_is_logged_with_its_error(
         "release_cache() failed" in r.getMessage() and "driver gone" in r.getMessage()
         for r in caplog.records
     ), [r.getMessage() for r in caplog.records]
+
+
+class _AddsAgainWhileEvicting(WithFixedSizeCache):
+    """Adds the same id again (``queue_lock_timeout=0``) as the first add evicts its
+    first victim, as a second thread could while that add is making room."""
+
+    seen: list[str]
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.seen:
+            try:
+                self.add_model("b")
+            except LockTimeout as error:
+                self.seen.append(str(error))
+        return super()._evict_one(victim)
+
+
+def test_an_add_waiting_for_another_add_of_its_id_names_it_when_it_times_out() -> None:
+    """An add of an id that another add is still making room for waits for it; when
+    that wait times out, the LockTimeout names the id.
+
+    Kills the wait passing None for the id (the error would name model None).
+    """
+    cache = _AddsAgainWhileEvicting(
+        ModelManager(ScriptedRegistry()), max_size=1, queue_lock_timeout=0
+    )
+    cache.seen = []
+    cache.add_model("a")
+    cache.add_model("b")  # evicts a; meanwhile a second add of b times out
+    assert cache.keys() == ["b"]
+    assert len(cache.seen) == 1
+    assert "model 'b'" in cache.seen[0], cache.seen
