@@ -791,14 +791,16 @@ def test_a_failed_add_whose_slot_release_also_fails_keeps_its_first_error() -> N
     assert any("releasing the slot of 'b'" in note for note in raised.value.__notes__)
 
 
-class _PinsTheRestorationsVictim(WithFixedSizeCache):
+class _AnnouncesWaits(WithFixedSizeCache):
     """Announces each wait for room (``_wait_full_locked``) and each wait for an
-    undecided eviction (``_wait_locked``), per id, as ``announced[(id, n)]``; and
-    pins the first eviction's victim just before that eviction's commit, once
-    ``announced[("d", 1)]`` is set (as another thread's ``pin_model`` could)."""
+    in-flight load or undecided eviction (``_wait_locked``), per id, by setting
+    ``announced[(id, n)]`` for its n-th wait (with the lock still held, so a
+    notify after that reaches the wait)."""
 
     announced: dict[tuple[str, int], Any]
-    chosen: Any
+
+    def announce_for(self, ids: str) -> None:
+        self.announced = {(rid, n): lockstep.threading.Event() for rid in ids for n in range(1, 33)}
 
     def _announce(self, resolved_id: str) -> None:
         n = 1
@@ -813,6 +815,13 @@ class _PinsTheRestorationsVictim(WithFixedSizeCache):
     def _wait_locked(self, deadline: float, resolved_id: str) -> None:
         self._announce(resolved_id)
         super()._wait_locked(deadline, resolved_id)
+
+
+class _PinsTheRestorationsVictim(_AnnouncesWaits):
+    """Pins the first eviction's victim just before that eviction's commit, once
+    ``announced[("d", 1)]`` is set (as another thread's ``pin_model`` could)."""
+
+    chosen: Any
 
     def _evict_one(self, victim: str) -> bool:
         if not self.chosen.is_set():
@@ -845,9 +854,7 @@ def test_a_skipped_restoration_victim_wakes_every_add_waiting_for_the_eviction()
         cache = _PinsTheRestorationsVictim(
             ModelManager(factories), max_size=2, queue_lock_timeout=0.5
         )
-        cache.announced = {
-            (rid, n): lockstep.threading.Event() for rid in "hd" for n in range(1, 33)
-        }
+        cache.announce_for("hd")
         cache.chosen = lockstep.threading.Event()
         cache.add_model("v")
         cache.add_model("l")
@@ -939,3 +946,63 @@ def test_an_add_waiting_for_another_add_of_its_id_names_it_when_it_times_out() -
     assert cache.keys() == ["b"]
     assert len(cache.seen) == 1
     assert "model 'b'" in cache.seen[0], cache.seen
+
+
+def test_a_commit_wakes_every_add_waiting_for_the_load() -> None:
+    """A load's commit wakes every add waiting for in-flight loads (a lost wake-up).
+
+    ``max_size=2``, ``p`` pinned, and ``c`` loading, to be pinned at its commit.
+    Waiting for that load: first ``h``'s add (after the commit nothing is
+    evictable: it then waits for room, and times out), then ``d``'s add, by a
+    thread holding a lease (after the commit it is admitted over the bound).
+    Under every schedule that switches only where a thread blocks (timeouts
+    only when nothing else can run), ``c`` and ``d`` load and ``h`` times out.
+
+    Kills ``_commit_load`` waking one waiter (``notify``): it wakes ``h``,
+    which waits again, and ``d`` waits out its timeout.
+    """
+    outcomes: list[dict[str, str]] = []
+
+    def scenario() -> None:
+        loading, gate = lockstep.threading.Event(), lockstep.threading.Event()
+
+        def gated(**_: Any) -> _GatedModel:
+            loading.set()
+            gate.wait()
+            return _GatedModel(None)
+
+        factories = {rid: (lambda **_: _GatedModel(None)) for rid in "phd"}
+        factories["c"] = gated
+        cache = _AnnouncesWaits(ModelManager(factories), max_size=2, queue_lock_timeout=0.5)
+        cache.announce_for("hd")
+        cache.add_model("p", pin=True)
+        outcome: dict[str, str] = {}
+
+        def add(resolved_id: str, pin: bool = False) -> None:
+            try:
+                cache.add_model(resolved_id, pin=pin)
+                outcome[resolved_id] = "loaded"
+            except LockTimeout:
+                outcome[resolved_id] = "timed out"
+
+        def add_holding_a_lease() -> None:
+            with cache.lease("p"):
+                add("d")
+
+        loader = lockstep.spawn(add, "c", True, name="c")
+        loading.wait()
+        heavy = lockstep.spawn(add, "h", name="h")
+        cache.announced[("h", 1)].wait()
+        adder = lockstep.spawn(add_holding_a_lease, name="d")
+        cache.announced[("d", 1)].wait()
+        gate.set()  # c loads and commits
+        loader.join()
+        adder.join()
+        heavy.join()
+        outcomes.append(outcome)
+        assert outcome == {"c": "loaded", "h": "timed out", "d": "loaded"}, outcome
+
+    result = _explore(scenario, preemption_bound=0)  # exhaustive at this bound
+    assert result.failure is None, str(result.failure)
+    assert result.exhausted
+    assert outcomes
