@@ -293,9 +293,10 @@ def test_iteration_reads_again_after_each_switch_point() -> None:
     assert [op for _, _, op in _accesses(steps)] == ["iter", "next", "next", "next"]
 
 
-def test_covered_accesses_are_one_switch_point() -> None:
-    """`d[k]` right after `k in d` (nothing ran between): one step; `dict(d)` reads
-    every key after iterating: one step."""
+def test_covered_accesses_of_one_operation_are_one_switch_point() -> None:
+    """`dict(d)` reads every key after iterating: one operation, one step. `d[k]` right
+    after `k in d` is a second operation (another thread may delete `k` between them):
+    a step of its own."""
 
     def body() -> None:
         d = watch({"k": 1, "j": 2})
@@ -305,10 +306,61 @@ def test_covered_accesses_are_one_switch_point() -> None:
         dict(d)
 
     _, steps = _run(body)
-    assert _accesses(steps) == [("read", "k", "in"), ("read", "*", "keys")] or _accesses(steps) == [
-        ("read", "k", "in"),
-        ("read", "*", "iter"),
-    ]
+    accesses = _accesses(steps)
+    assert accesses[:2] == [("read", "k", "in"), ("read", "k", "[]")]
+    assert accesses[2:] in ([("read", "*", "keys")], [("read", "*", "iter")])
+
+
+def test_a_check_then_act_of_two_reads_is_interleaved_with_races_off() -> None:
+    """`if k in d: d[k]` against `del d[k]`: with races off DPOR must run the delete
+    between the two reads (a KeyError), not certify the program."""
+
+    def scenario() -> None:
+        d = watch({"k": 1})
+
+        def reader() -> None:
+            if "k" in d:
+                d["k"]
+
+        threads = [lockstep.spawn(reader), lockstep.spawn(d.pop, "k")]
+        for t in threads:
+            t.join()
+
+    result = lockstep.explore(scenario, strategy=lockstep.DporStrategy(), budget=50, races=False)
+    assert result.failure is not None, result.verdict
+    assert isinstance(result.failure.exception, KeyError)
+
+
+def test_a_torn_write_to_a_declared_location_is_explored() -> None:
+    """Two appends under a lock, read lock-free through a declared racy location: the
+    reader can run between the appends, and DPOR must show it (the declaration says
+    the read is benign; the assertion says it is not)."""
+
+    class Log:
+        __benign_races__: ClassVar[dict[str, str]] = {"entries": "lock-free snapshot"}
+
+        def __init__(self) -> None:
+            self.entries: list[int] = []
+            self.lock = lockstep.threading.Lock()
+
+    def scenario() -> None:
+        log = watch(Log())
+
+        def writer() -> None:
+            with log.lock:
+                log.entries.append(1)
+                log.entries.append(2)
+
+        def reader() -> None:
+            assert len(list(log.entries)) % 2 == 0
+
+        threads = [lockstep.spawn(writer), lockstep.spawn(reader)]
+        for t in threads:
+            t.join()
+
+    result = lockstep.explore(scenario, strategy=lockstep.DporStrategy(), budget=50)
+    assert result.failure is not None, result.verdict
+    assert result.failure.kind == "exception"
 
 
 # --- containers: identity, types and contents --------------------------------------------

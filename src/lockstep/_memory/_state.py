@@ -29,10 +29,13 @@ whether it is also a switch point (kind "read" or "write", resource an
 
 Two exceptions keep traces short without losing an interleaving:
 
-* an access covered by the same thread's previous access, with no step in
-  between (``d[k]`` right after ``k in d``; ``dict(d)`` reading every key
-  after ``keys()``), is not a new switch point: nothing can run in between,
-  and every step that conflicts with it conflicts with the covering one;
+* an access covered by the same thread's previous access *made by the same
+  operation* (the same instruction of the same frame, with no step in between:
+  ``dict(d)`` reading every key after ``keys()``) is not a new switch point:
+  nothing can run inside one operation, and every step that conflicts with it
+  conflicts with the covering one. Two operations are two switch points even
+  when the first covers the second (``d[k]`` right after ``k in d``: another
+  thread can delete ``k`` between them);
 * an access made while no other thread is alive is not a switch point (there
   is nothing to choose).
 
@@ -50,7 +53,7 @@ from typing import Any, Literal
 from lockstep._memory._classes import set_class
 from lockstep._memory._detector import RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
-from lockstep._memory._where import access_location
+from lockstep._memory._where import access_frame, frame_location
 from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
 from lockstep._trace import PrimitiveId
 
@@ -120,7 +123,9 @@ class MemoryState:
         self._numbers: dict[str, int] = {}
         self._object_keys: dict[int, tuple[object, ObjectKey]] = {}
         self._key_numbers: dict[str, int] = {}
-        self._last: tuple[int, LogicalThread, Access] | None = None
+        # The last switch point at an access: (step, thread, access, the frame that made
+        # it, that frame's instruction offset). The frame is held, so its id is not reused.
+        self._last: tuple[int, LogicalThread, Access, Any, int] | None = None
         self.declared: dict[str, str] = {}  # benign_locations() as of close()
         self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
 
@@ -225,17 +230,22 @@ class MemoryState:
             access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
             run = self.run
             last = self._last
+            frame = access_frame(depth + 2)
+            lasti = -1 if frame is None else frame.f_lasti
             if (
                 last is not None
                 and last[0] == run.step
                 and last[1] is lt
+                and frame is not None
+                and last[3] is frame
+                and last[4] == lasti
                 and covers(last[2], access)
             ):
-                pass  # nothing ran since an access that covers this one
+                pass  # one operation (one instruction) made both: nothing can run between
             elif _others_alive(run, lt):
-                where = access_location(depth + 2)
+                where = frame_location(frame)
                 run.switch(lt, access.mode, access, access.describe(), location=where)
-                self._last = (run.step, lt, access)
+                self._last = (run.step, lt, access, frame, lasti)
         if detector is not None:
             detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
 

@@ -19,8 +19,10 @@ __all__ = [
     "UNKNOWN_SITE",
     "USER_CODE",
     "Site",
+    "access_frame",
     "access_location",
     "access_site",
+    "frame_location",
     "site_line",
     "site_of",
     "site_text",
@@ -93,15 +95,29 @@ def _user_frame(frame: Any) -> Any:
     return None
 
 
-def access_location(skip: int) -> str:
-    """``file:line`` of the code that made an access, now (for a switch point's label:
-    the frame's own line number, no line table read). ``skip`` as for
+def access_frame(skip: int) -> Any:
+    """The frame of the code that made an access (None: unknown). ``skip`` as for
     :func:`access_site`."""
+    try:
+        return _user_frame(sys._getframe(skip))
+    except ValueError:
+        return None
+
+
+def frame_location(frame: Any) -> str:
+    """``file:line`` of ``frame`` now ("?" for None): its own line number, no line
+    table read."""
+    return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def access_location(skip: int) -> str:
+    """``file:line`` of the code that made an access, now (for a switch point's label).
+    ``skip`` as for :func:`access_site`."""
     try:
         frame: Any = _user_frame(sys._getframe(skip))
     except ValueError:
         return "?"
-    return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return frame_location(frame)
 
 
 def site_line(site: Site) -> int:
