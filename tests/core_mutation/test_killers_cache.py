@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -555,15 +555,30 @@ def test_an_add_that_fails_while_holding_its_slot_gives_it_back() -> None:
     assert cache.keys() == ["b"]
 
 
-class _AnnouncesFullWaits(WithFixedSizeCache):
-    """Sets ``waiting[id]`` as an add of ``id`` starts waiting for room (the lock is
-    held until the wait releases it, so a notify after that reaches the wait)."""
+class _AnnouncesWaits(WithFixedSizeCache):
+    """Announces each wait for room (``_wait_full_locked``) and each wait for an
+    in-flight load or undecided eviction (``_wait_locked``), per id, by setting
+    ``announced[(id, n)]`` for its n-th wait (with the lock still held, so a
+    notify after that reaches the wait)."""
 
-    waiting: dict[str, Any]
+    announced: dict[tuple[str, int], Any]
+
+    def announce_for(self, ids: Iterable[str]) -> None:
+        self.announced = {(rid, n): lockstep.threading.Event() for rid in ids for n in range(1, 33)}
+
+    def _announce(self, resolved_id: str) -> None:
+        n = 1
+        while self.announced[(resolved_id, n)].is_set():
+            n += 1
+        self.announced[(resolved_id, n)].set()
 
     def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
-        self.waiting[resolved_id].set()
+        self._announce(resolved_id)
         super()._wait_full_locked(deadline, resolved_id)
+
+    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
+        self._announce(resolved_id)
+        super()._wait_locked(deadline, resolved_id)
 
 
 def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
@@ -586,14 +601,14 @@ def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
 
     def scenario() -> None:
         factories = {rid: (lambda **_: _GatedModel(None)) for rid in weights}
-        cache = _AnnouncesFullWaits(
+        cache = _AnnouncesWaits(
             ModelManager(factories),
             max_size=None,
             max_weight=10,
             weigher=lambda rid, _model: weights[rid],
             queue_lock_timeout=0.5,
         )
-        cache.waiting = {rid: lockstep.threading.Event() for rid in ("heavy", "light")}
+        cache.announce_for(("heavy", "light"))
         for rid in ("heavy", "light"):  # loaded once: their weights are known
             cache.add_model(rid)
             cache.remove(rid)
@@ -609,9 +624,9 @@ def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
                 outcome[resolved_id] = "timed out"
 
         heavy = lockstep.spawn(add, "heavy", name="heavy")
-        cache.waiting["heavy"].wait()
+        cache.announced[("heavy", 1)].wait()
         light = lockstep.spawn(add, "light", name="light")
-        cache.waiting["light"].wait()
+        cache.announced[("light", 1)].wait()
         cache.unpin_model("p")
         light.join()
         heavy.join()
@@ -789,32 +804,6 @@ def test_a_failed_add_whose_slot_release_also_fails_keeps_its_first_error() -> N
     with pytest.raises(RuntimeError, match="evicting 'a' failed") as raised:
         cache.add_model("b")
     assert any("releasing the slot of 'b'" in note for note in raised.value.__notes__)
-
-
-class _AnnouncesWaits(WithFixedSizeCache):
-    """Announces each wait for room (``_wait_full_locked``) and each wait for an
-    in-flight load or undecided eviction (``_wait_locked``), per id, by setting
-    ``announced[(id, n)]`` for its n-th wait (with the lock still held, so a
-    notify after that reaches the wait)."""
-
-    announced: dict[tuple[str, int], Any]
-
-    def announce_for(self, ids: str) -> None:
-        self.announced = {(rid, n): lockstep.threading.Event() for rid in ids for n in range(1, 33)}
-
-    def _announce(self, resolved_id: str) -> None:
-        n = 1
-        while self.announced[(resolved_id, n)].is_set():
-            n += 1
-        self.announced[(resolved_id, n)].set()
-
-    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
-        self._announce(resolved_id)
-        super()._wait_full_locked(deadline, resolved_id)
-
-    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
-        self._announce(resolved_id)
-        super()._wait_locked(deadline, resolved_id)
 
 
 class _PinsTheRestorationsVictim(_AnnouncesWaits):
