@@ -995,3 +995,109 @@ def test_a_commit_wakes_every_add_waiting_for_the_load() -> None:
     assert result.failure is None, str(result.failure)
     assert result.exhausted
     assert outcomes
+
+
+def test_an_add_admitted_over_the_bound_first_evicts_what_can_go() -> None:
+    """An add that will be admitted over the bound (``on_full="proceed"``) evicts the
+    evictable models first, as capacity evictions, and loads after them: the new
+    model never shares memory with a model that had to go.
+
+    Kills the add deciding as if it would wait (no partial eviction): it then
+    loads first, and a restoration evicts the model afterwards.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    loaded_with: list[list[str]] = []
+
+    class _Watching(WithFixedSizeCache):
+        def _load(self, request: Any) -> None:
+            if request.model_id == "d":
+                loaded_with.append(sorted(manager.keys()))
+            super()._load(request)
+
+    cache = _Watching(manager, max_size=2, on_full="proceed", queue_lock_timeout=0)
+    cache.add_model("p", pin=True)
+    cache.add_model("q", pin=True)
+    cache.add_model("a")  # every model pinned: admitted over the bound
+    cache.add_model("d")  # two over: only a can go, before d loads
+    assert loaded_with == [["p", "q"]]
+    assert sorted(cache.keys()) == ["d", "p", "q"]
+    stats = cache.statistics()
+    assert (stats.evictions_capacity, stats.evictions_restore) == (1, 0)
+
+
+class _AddsAnotherWhileEvicting(WithFixedSizeCache):
+    """Adds ``other`` (``queue_lock_timeout=0``) as the first eviction starts, as a
+    second thread could while that eviction is undecided; keeps its LockTimeout."""
+
+    other: str
+    seen: list[str]
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.seen:
+            try:
+                self.add_model(self.other)
+            except LockTimeout as error:
+                self.seen.append(str(error))
+        return super()._evict_one(victim)
+
+
+def test_a_memory_round_waiting_for_another_eviction_names_its_add_when_it_times_out() -> None:
+    """A cold add under memory pressure waits while another eviction is undecided;
+    when that wait times out, the LockTimeout names the id being added.
+
+    Kills the add passing None for its id to its memory rounds (the error would
+    name model None).
+    """
+    probe = ScriptedMemoryProbe([None, None, 0.0])  # pressure for m's add only
+    cache = _AddsAnotherWhileEvicting(
+        ModelManager(ScriptedRegistry()),
+        max_size=1,
+        queue_lock_timeout=0,
+        memory_probe=probe,
+        memory_free_threshold=0.5,
+    )
+    cache.other, cache.seen = "m", []
+    cache.add_model("a")
+    cache.add_model("b")  # evicts a; meanwhile m's memory round times out
+    assert cache.keys() == ["b"]
+    assert len(cache.seen) == 1
+    assert "model 'm'" in cache.seen[0], cache.seen
+
+
+class _RecordingLease:
+    """A lease context that records what its ``__exit__`` is given."""
+
+    def __init__(self, inner: Any, seen: list[Any]) -> None:
+        self.inner, self.seen = inner, seen
+
+    def __enter__(self) -> Any:
+        return self.inner.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.seen.append(exc_info[:2])
+        self.inner.__exit__(*exc_info)
+
+
+class _RecordingLeases(ModelManagerDecorator):
+    """A layer whose leases record how they end (a layer may act on the error)."""
+
+    seen: list[Any]
+
+    def lease(self, model_id: str) -> Any:
+        return _RecordingLease(super().lease(model_id), self.seen)
+
+
+def test_a_lease_passes_its_bodys_error_to_the_layer_below() -> None:
+    """Leaving a cache lease with an error hands the layer below the same error.
+
+    Kills the cache's lease passing None as the exception to the inner lease.
+    """
+    inner = _RecordingLeases(ModelManager(ScriptedRegistry()))
+    inner.seen = []
+    cache = WithFixedSizeCache(inner, max_size=2)
+    cache.add_model("a")
+    error = ValueError("the body failed")
+    with pytest.raises(ValueError, match="the body failed"), cache.lease("a"):
+        raise error
+    assert inner.seen == [(ValueError, error)]
+    assert cache.lease_counts() == {}
