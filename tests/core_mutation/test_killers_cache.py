@@ -1101,3 +1101,27 @@ def test_a_lease_passes_its_bodys_error_to_the_layer_below() -> None:
         raise error
     assert inner.seen == [(ValueError, error)]
     assert cache.lease_counts() == {}
+
+
+@pytest.mark.parametrize("over_decorator", [False, True], ids=["shared-lock", "own-lock"])
+def test_memory_evictions_change_the_book_under_the_lock(over_decorator: bool) -> None:
+    """A memory-pressure round chooses, commits and forgets its victims only under
+    the bookkeeping lock (the capacity paths are checked above).
+
+    Kills the round's choices moved past the lock's release.
+    """
+    probe = ScriptedMemoryProbe([None, None, 0.1, 0.9])
+    cache, _ = _checked(
+        over_decorator=over_decorator,
+        max_size=8,
+        memory_probe=probe,
+        memory_free_threshold=0.5,
+    )
+    book = cache._book
+    assert isinstance(book, _GuardedBook)
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("c")  # pressure: a and b go
+    assert cache.keys() == ["c"]
+    for name in ("choose", "start_unload", "forget"):
+        assert name in book.transitions, name
