@@ -1125,3 +1125,27 @@ def test_memory_evictions_change_the_book_under_the_lock(over_decorator: bool) -
     assert cache.keys() == ["c"]
     for name in ("choose", "start_unload", "forget"):
         assert name in book.transitions, name
+
+
+class _RefusesLeases(ModelManagerDecorator):
+    """A layer whose leases are refused (as a layer with its own admission may)."""
+
+    def lease(self, model_id: str) -> Any:
+        raise RuntimeError(f"no lease on {model_id!r}")
+
+
+def test_an_acquire_whose_lease_is_refused_after_the_load_keeps_the_model() -> None:
+    """``acquire`` loading a model whose lease the layer below then refuses raises
+    that refusal as it is: the load committed (the model stays, no slot is held),
+    and nothing else went wrong on the way out.
+
+    Kills the add still counting its slot as held after the commit (it would
+    release a slot it no longer holds and note that BookError on the error).
+    """
+    cache = WithFixedSizeCache(_RefusesLeases(ModelManager(ScriptedRegistry())), max_size=2)
+    with pytest.raises(RuntimeError, match="no lease on 'a'") as raised, cache.acquire("a"):
+        pass
+    assert not getattr(raised.value, "__notes__", [])
+    assert cache.keys() == ["a"]
+    assert cache.in_flight_loads() == 0
+    assert not cache._book.slots
