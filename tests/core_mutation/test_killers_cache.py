@@ -1149,3 +1149,72 @@ def test_an_acquire_whose_lease_is_refused_after_the_load_keeps_the_model() -> N
     assert cache.keys() == ["a"]
     assert cache.in_flight_loads() == 0
     assert not cache._book.slots
+
+
+class _RemovesBeforeTheFirstEviction(WithFixedSizeCache):
+    """Removes ``b`` as the first eviction starts (as another thread's remove could
+    between an add's choice of its victim and the eviction's commit)."""
+
+    removed = False
+
+    def _evict_one(self, victim: str) -> bool:
+        if not self.removed:
+            self.removed = True
+            self.remove("b")
+        return super()._evict_one(victim)
+
+
+def test_a_victim_no_longer_needed_at_its_commit_is_not_counted_as_evicted() -> None:
+    """An add's victim whose eviction is no longer needed at its commit (a removal
+    made the room meanwhile) stays, and no eviction is counted.
+
+    Kills a victim dropped at its revalidation reported as gone (counted in
+    ``evictions_capacity`` although nothing was unloaded).
+    """
+    cache = _RemovesBeforeTheFirstEviction(ModelManager(ScriptedRegistry()), max_size=2)
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("c")  # chooses a; b is removed before a's eviction commits
+    assert sorted(cache.keys()) == ["a", "c"]
+    assert cache.statistics().evictions == 0
+
+
+def test_committing_an_id_without_a_slot_names_it() -> None:
+    """``CacheBook.commit`` refuses an id that holds no slot, naming the transition,
+    the id and its state (BookError is a caller's bug)."""
+    with pytest.raises(BookError, match=r"commit\('a'\) from absent"):
+        CacheBook().commit("a")
+
+
+class _UsesBAfterCommitting(WithFixedSizeCache):
+    """After committing ``c``, ends the inner lease on ``b`` and uses ``b`` (as other
+    threads could right after the commit, before the add's restoration)."""
+
+    release_b: Callable[[], None]
+
+    def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
+        super()._commit_load(resolved_id, pin, weight)
+        if resolved_id == "c":
+            self.release_b()
+            self.refresh("b")
+
+
+def test_the_restoration_after_an_add_never_weighs_the_model_it_just_loaded() -> None:
+    """The restoration that ends an add over the bound skips the model the add just
+    loaded, also at each victim's commit: here ``c`` is less recent than ``b`` by
+    then, yet ``b`` goes and the cache is back within its bound.
+
+    Kills the restoration's revalidation done without that exclusion (``c``
+    would then be the one to go, ``b``'s eviction is dropped at every commit,
+    and the cache stays over its bound).
+    """
+    manager = ModelManager(ScriptedRegistry())
+    cache = _UsesBAfterCommitting(manager, max_size=2, on_full="proceed")
+    cache.add_model("a")
+    cache.add_model("b")
+    with manager.lease("a"), contextlib.ExitStack() as lease_b:
+        lease_b.enter_context(manager.lease("b"))
+        cache.release_b = lease_b.close
+        cache.add_model("c")  # a and b leased: admitted over the bound
+        assert sorted(cache.keys()) == ["a", "c"]
+    assert cache.statistics().evictions_restore == 1
