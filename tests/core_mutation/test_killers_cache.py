@@ -803,7 +803,10 @@ def test_a_failed_add_whose_slot_release_also_fails_keeps_its_first_error() -> N
     cache.add_model("a")
     with pytest.raises(RuntimeError, match="evicting 'a' failed") as raised:
         cache.add_model("b")
-    assert any("releasing the slot of 'b'" in note for note in raised.value.__notes__)
+    assert any(
+        "releasing the slot of 'b'" in note and "releasing 'b' failed" in note
+        for note in raised.value.__notes__
+    ), raised.value.__notes__
 
 
 class _PinsTheRestorationsVictim(_AnnouncesWaits):
@@ -1218,3 +1221,64 @@ def test_the_restoration_after_an_add_never_weighs_the_model_it_just_loaded() ->
         cache.add_model("c")  # a and b leased: admitted over the bound
         assert sorted(cache.keys()) == ["a", "c"]
     assert cache.statistics().evictions_restore == 1
+
+
+def test_refused_book_transitions_name_the_id_and_its_state() -> None:
+    """``choose``, ``fail_unload`` and ``start_remove`` refusals say which transition,
+    which id and from what state (BookError is a caller's bug)."""
+    book = CacheBook()
+    book.reserve("a")
+    book.commit("a")
+    with pytest.raises(BookError, match=r"choose\('b'\): not listed"):
+        book.choose("b", None)
+    with pytest.raises(BookError, match=r"fail_unload\('a'\) from committed"):
+        book.fail_unload("a")
+    book.start_remove("a")
+    with pytest.raises(BookError, match=r"start_remove\('a'\) from <removing>"):
+        book.start_remove("a")
+
+
+def test_adopted_models_are_weighed_as_loaded() -> None:
+    """Adopting a populated manager weighs each model itself (the weigher gets the
+    model, as after a load).
+
+    Kills ``_adoptable`` handing the weigher None instead of the model.
+    """
+    manager = ModelManager(ScriptedRegistry())
+    manager.add_model("a")
+    seen: list[Any] = []
+
+    def weigher(resolved_id: str, model: Any) -> int:
+        seen.append(model)
+        return 1
+
+    cache = WithFixedSizeCache(manager, max_size=None, max_weight=4, weigher=weigher)
+    assert seen == [manager["a"]]
+    assert cache.weights() == {"a": 1}
+
+
+def test_an_add_admitted_exactly_at_the_weight_bound_ends_its_admission() -> None:
+    """An add whose eviction brings the weight exactly to the bound is admitted and
+    ends its admission: the same id can be added again later.
+
+    Kills ``admit_held`` treating an excess weight of exactly 0 as over the bound
+    (the admission then ends with nothing to evict, still marked admitting, and
+    the next add of that id waits for it until it times out).
+    """
+    weights = {"a": 2, "b": 2, "c": 2}
+    cache = WithFixedSizeCache(
+        ModelManager(ScriptedRegistry()),
+        max_size=None,
+        max_weight=4,
+        weigher=lambda rid, _model: weights[rid],
+        queue_lock_timeout=0,
+    )
+    cache.add_model("c")  # loaded once: its weight is known
+    cache.remove("c")
+    cache.add_model("a")
+    cache.add_model("b")
+    cache.add_model("c")  # evicts a: exactly at the bound
+    assert sorted(cache.keys()) == ["b", "c"]
+    cache.remove("c")
+    cache.add_model("c")
+    assert sorted(cache.keys()) == ["b", "c"]
