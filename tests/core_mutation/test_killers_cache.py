@@ -1282,3 +1282,20 @@ def test_an_add_admitted_exactly_at_the_weight_bound_ends_its_admission() -> Non
     cache.remove("c")
     cache.add_model("c")
     assert sorted(cache.keys()) == ["b", "c"]
+
+
+def test_a_slot_shared_on_a_loaded_id_adds_no_weight() -> None:
+    """``CapacityPolicy.weight``: a slot an add holds on an id that is loaded here (a
+    shared admission) weighs nothing more; only loads in flight count their estimate.
+
+    Kills the presence test asked about the wrong id (every slot counted).
+    """
+    book = CacheBook()
+    book.reserve("a")
+    book.commit("a", weight=3)
+    book.reserve("a")  # an add of the loaded id shares the admission
+    book.reserve("b")  # a load in flight
+    policy = CapacityPolicy(
+        book, {"a"}.__contains__, max_size=None, max_weight=10, estimates={"a": 3, "b": 2}
+    )
+    assert policy.weight() == 5
