@@ -695,6 +695,12 @@ def _coverage_words(verdict: lockstep.Verdict) -> str:
             else f" with at most {verdict.preemption_bound} preemptions"
         )
         return f"explored every interleaving{bound} {scope}{races}"
+    if verdict.coverage == "partial":
+        return (
+            f"explored every interleaving {scope}{races} except the orders of declared "
+            f"racy locations written without the lock their locked readers hold "
+            f"({', '.join(verdict.unordered)}: no completeness claim for them)"
+        )
     if verdict.coverage in ("execution-budget", "time-budget"):
         what = "execution" if verdict.coverage == "execution-budget" else "time"
         return f"stopped by the {what} budget {scope} (no completeness claim)"

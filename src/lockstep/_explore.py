@@ -242,7 +242,9 @@ def explore(
     if failure is not None:
         coverage = "failed"
     elif exhausted and systematic:
-        coverage = "complete"
+        # A reducing search (DPOR) did not reorder the declared locations seen unordered.
+        reduces = bool(getattr(strategy, "reduces", False))
+        coverage = "partial" if tally.unordered and reduces else "complete"
     elif out_of_time:
         coverage = "time-budget"
     elif systematic:
@@ -261,6 +263,7 @@ def explore(
         benign=tuple(sorted(tally.declared)),
         failure_kind=None if failure is None else failure.kind,
         time_budget=None if time_budget is None else float(time_budget),
+        unordered=tuple(sorted(tally.unordered)),
     )
     return ExploreResult(
         executions=tally.executions,
@@ -318,6 +321,7 @@ class _Tally:
         self.out_of_time = False
         self.watched = False
         self.declared: dict[str, str] = {}
+        self.unordered: dict[str, str] = {}
         self.failure: Failure | None = None
         self.shrink_runs = 0
         self.switch_points: dict[str, int] = {}
@@ -327,6 +331,7 @@ class _Tally:
         if run.memory is not None:
             self.watched = True
             self.declared.update(run.memory.declared)
+            self.unordered.update(run.memory.unordered)
         self.steps += run.step
         self.max_threads = max(self.max_threads, len(run.threads))
         self.max_steps_seen = max(self.max_steps_seen, run.step)

@@ -14,7 +14,7 @@ from lockstep.errors import LockstepError
 
 __all__ = ["Coverage", "ExecutionResult", "ExplorationFailed", "ExploreResult", "Verdict"]
 
-Coverage = Literal["failed", "complete", "execution-budget", "time-budget", "sampled"]
+Coverage = Literal["failed", "complete", "partial", "execution-budget", "time-budget", "sampled"]
 """How an exploration ended: a failure; a systematic strategy explored every
 interleaving up to its bound; it was cut short by the execution or time budget; a
 sampling strategy (random, PCT, Hypothesis) ran its budget."""
@@ -64,7 +64,10 @@ class Verdict:
     were reported (``races=True``) and something was watched. ``benign``: the
     locations declared intentionally racy (not reported as races). ``failure_kind``:
     the failure's kind when ``coverage == "failed"``. ``time_budget``: the budget
-    that stopped it (seconds), when it did.
+    that stopped it (seconds), when it did. ``unordered``: declared locations read
+    holding a lock but written without it: DPOR does not reorder those reads with
+    those writes, so an exhausted systematic search is ``"partial"``, not
+    ``"complete"``.
     """
 
     coverage: Coverage
@@ -77,6 +80,7 @@ class Verdict:
     benign: tuple[str, ...] = ()
     failure_kind: str | None = None
     time_budget: float | None = None
+    unordered: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -115,15 +119,25 @@ class Verdict:
         runs = f"{n} execution{'s' if n != 1 else ''}"
         if self.coverage == "failed":
             return f"failed: {self.failure_kind} found in execution {n} of {self.strategy}"
+        bound = (
+            ""
+            if self.preemption_bound is None
+            else f" with at most {self.preemption_bound} preemption"
+            + ("s" if self.preemption_bound != 1 else "")
+        )
         if self.coverage == "complete":
-            bound = (
-                ""
-                if self.preemption_bound is None
-                else f" with at most {self.preemption_bound} preemption"
-                + ("s" if self.preemption_bound != 1 else "")
-            )
             return (
                 f"explored every interleaving{bound} {self.scope()} in {runs}: {self._findings()}"
+            )
+        if self.coverage == "partial":
+            names = ", ".join(self.unordered)
+            return (
+                f"explored every interleaving{bound} {self.scope()} in {runs} except the orders "
+                f"of {names} (declared intentionally racy, read holding a lock but written "
+                f"without it: those reads are not reordered with those writes, so no "
+                f"completeness claim for them; declare only locations written under the lock "
+                f"their locked readers hold, or search them with dfs, random or pct): "
+                f"{self._findings()}"
             )
         if self.coverage == "time-budget":
             budget = "" if self.time_budget is None else f" ({self.time_budget:g} s)"

@@ -351,3 +351,83 @@ def test_a_script_scenario_is_named_by_its_importable_module(
     assert _execution.scenario_id_of(scenario) is None
     script.__spec__ = types.SimpleNamespace(name="pkg.runner")  # type: ignore[assignment]
     assert _execution.scenario_id_of(scenario) == "pkg.runner:scenario"
+
+
+class _Polled:
+    """A flag declared intentionally racy (a polled flag)."""
+
+    __benign_races__: ClassVar[dict[str, str]] = {"flag": "polled flag"}
+
+    def __init__(self) -> None:
+        self.flag = False
+        self.lock = threading.Lock()
+
+
+def _flag_read_under_a_lock(writer_locks: bool) -> Callable[[], None]:
+    """A reader reads the declared flag holding the lock; the writer sets it holding the
+    lock too (both orders are fine), or holding nothing (then the reader seeing the
+    flag is the failure)."""
+
+    def scenario() -> None:
+        polled = watch(_Polled())
+
+        def reader() -> None:
+            with polled.lock:
+                seen = polled.flag
+            assert writer_locks or not seen, "the reader saw a flag set without the lock"
+
+        def writer() -> None:
+            if writer_locks:
+                with polled.lock:
+                    polled.flag = True
+                return
+            polled.flag = True
+
+        threads = [lockstep.spawn(reader), lockstep.spawn(writer)]
+        for thread in threads:
+            thread.join()
+
+    return scenario
+
+
+def test_dpor_claims_no_completeness_for_a_declared_location_written_without_its_lock() -> None:
+    """A declared location read holding a lock is not a switch point (its reads are
+    assumed ordered with its writes by that lock); written holding no lock, that
+    assumption fails, DPOR never reorders the read with the write, and the verdict
+    must not read as a proof: it is "partial" and names the location."""
+    result = explore(
+        _flag_read_under_a_lock(writer_locks=False),
+        strategy=DporStrategy(),
+        budget=200,
+        progress=False,
+    )
+    assert result.failure is None  # DPOR alone misses the reachable failure ...
+    verdict = result.verdict
+    assert verdict.coverage == "partial"  # ... and says so
+    assert not verdict.complete
+    assert not verdict.sound
+    assert verdict.unordered == ("_Polled#1.flag",)
+    assert "except the orders of _Polled#1.flag" in verdict.describe()
+    # The searches that preempt at the lock steps find it.
+    for strategy in (DFSStrategy(), RandomStrategy(0)):
+        found = explore(
+            _flag_read_under_a_lock(writer_locks=False),
+            strategy=strategy,
+            budget=200,
+            progress=False,
+        )
+        assert found.failure is not None
+
+
+def test_dpor_is_complete_when_the_declared_location_is_written_under_its_lock() -> None:
+    """The control: the write holds the reader's lock, so the lock steps order them and
+    DPOR reorders those: nothing unordered, the verdict claims completeness."""
+    result = explore(
+        _flag_read_under_a_lock(writer_locks=True),
+        strategy=DporStrategy(),
+        budget=200,
+        progress=False,
+    )
+    assert result.failure is None
+    assert result.verdict.coverage == "complete"
+    assert result.verdict.unordered == ()

@@ -411,6 +411,23 @@ class RaceDetector:
         if racing:
             self._report(lt, shadow, rec, racing)
 
+    def _check_explored(self, shadow: Shadow, rec: _Record, other: _Record) -> None:
+        """An intended race: if one side is a read left out as a switch point (made
+        holding a lock), DPOR never reorders the two, so its verdict must not claim
+        the location's orders (``MemoryState.unordered``)."""
+        memory = self.run.memory
+        if memory is None or not memory.skipped:
+            return
+        skipped = memory.skipped
+        if _was_skipped(skipped, shadow, rec) or _was_skipped(skipped, shadow, other):
+            slot = rec[2]
+            name = shadow.name if shadow.shape != "attr" else f"{shadow.name}.{slot}"
+            memory.unordered.setdefault(
+                name,
+                "read holding a lock and written by another thread with nothing ordering "
+                "the two: DPOR does not reorder that read with that write",
+            )
+
     def _report(
         self, lt: LogicalThread, shadow: Shadow, rec: _Record, racing: list[_Record]
     ) -> None:
@@ -418,6 +435,7 @@ class RaceDetector:
         access = _access(shadow, rec)
         for other in racing:
             if _intended(shadow, access, other):
+                self._check_explored(shadow, rec, other)
                 continue
             first = _access(shadow, other)
             race = DataRace(
@@ -433,6 +451,12 @@ class RaceDetector:
                 race=race,
             )
             return
+
+
+def _was_skipped(
+    skipped: set[tuple[int, Hashable, int, int]], shadow: Shadow, rec: _Record
+) -> bool:
+    return not rec[3] and (id(shadow), rec[2], rec[0], rec[7]) in skipped
 
 
 def _access(shadow: Shadow, rec: _Record) -> Access:

@@ -127,6 +127,12 @@ class MemoryState:
         # it, that frame's instruction offset). The frame is held, so its id is not reused.
         self._last: tuple[int, LogicalThread, Access, Any, int] | None = None
         self.declared: dict[str, str] = {}  # benign_locations() as of close()
+        # Reads of declared locations left out as switch points (made holding a lock):
+        # (id(shadow), slot, thread, row position), as the race detector records them.
+        self.skipped: set[tuple[int, Hashable, int, int]] = set()
+        # Declared locations where such a read and a write of another thread were not
+        # ordered by any synchronisation: name -> why it matters (see _explored).
+        self.unordered: dict[str, str] = {}
         self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
 
     # -- registration -------------------------------------------------------------------
@@ -226,7 +232,7 @@ class MemoryState:
             detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
             return
         access: Access | None = None
-        if detector is None or _explored(detector, lt, shadow, stable, write or reorder):
+        if detector is None or _explored(self, detector, lt, shadow, stable, write or reorder):
             access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
             run = self.run
             last = self._last
@@ -292,16 +298,32 @@ def covers(first: Access, second: Access) -> bool:
     )
 
 
-def _explored(
-    detector: RaceDetector, lt: LogicalThread, shadow: Shadow, slot: Hashable, writes: bool
+def _explored(  # noqa: PLR0917 - the access's fields, passed unboxed
+    memory: MemoryState,
+    detector: RaceDetector,
+    lt: LogicalThread,
+    shadow: Shadow,
+    slot: Hashable,
+    writes: bool,
 ) -> bool:
     """With races reported: is this access a switch point? Only for a location declared
-    intentionally racy, and then for its writes and for reads made holding no lock."""
+    intentionally racy, and then for its writes and for reads made holding no lock.
+
+    A read made holding a lock is left out on the assumption that the synchronisation
+    orders it with the writes (they take that lock too), so that DPOR, reordering the
+    lock steps, reorders the read with them. The race detector checks that assumption
+    on what ran: a left-out read and another thread's write that nothing orders put
+    the location in ``memory.unordered`` (RaceDetector._report), and the verdict then
+    claims no completeness for its orders.
+    """
     if shadow.benign is None:
         return False
     if shadow.benign_reason(slot if shadow.shape == "attr" else WHOLE) is None:
         return False
-    return writes or not detector.holds_lock(lt)
+    if writes or not detector.holds_lock(lt):
+        return True
+    memory.skipped.add((id(shadow), slot, lt.index, len(detector.rows)))
+    return False
 
 
 def _others_alive(run: Run, lt: LogicalThread) -> bool:

@@ -104,7 +104,10 @@ class Strategy(Protocol):
     ExploreResult.pct_bound), ``systematic: bool`` (True for a search whose "no more
     executions" means every interleaving up to its bound was explored: only then does
     ``ExploreResult.verdict`` claim completeness; default False: a sampler) and
-    ``preemption_bound: int | None`` (the bound that claim is up to).
+    ``preemption_bound: int | None`` (the bound that claim is up to) and ``reduces: bool``
+    (True for a systematic search that skips interleavings it judges equivalent by the
+    dependencies of their steps, as DPOR does: its claim then excludes the orders of
+    declared locations the run saw unordered, ``Verdict.unordered``).
 
     Contract: ``choices`` is never empty; ``choose`` returns one of its elements.
     ``end_execution`` returns False when no more executions are wanted (for a bounded

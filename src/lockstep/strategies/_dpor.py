@@ -228,6 +228,7 @@ class DporStrategy:
     name = "dpor"
     seed: int | None = None
     systematic = True
+    reduces = True
 
     def __init__(self, *, preemption_bound: int | None = None, timeouts: bool = True) -> None:
         if preemption_bound is not None:
