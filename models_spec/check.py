@@ -184,7 +184,8 @@ class CheckOutcome:
     of executions in which I15 was not judged (`scenarios.i15_skips`);
     `verdict` what a search established (`lockstep.Verdict`; None for a replay);
     `switch_points` the steps its executions took inside the code under test
-    (see the module docstring; None when nothing ran).
+    (see the module docstring; None when nothing ran); `shrunk` whether `failure`
+    was minimised (False for a failure kept as the search found it).
     """
 
     scenario: str
@@ -198,6 +199,7 @@ class CheckOutcome:
     i15_skipped: tuple[tuple[str, int], ...] = attrs.field(default=(), eq=False)
     verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
     switch_points: int | None = attrs.field(default=None, eq=False)
+    shrunk: bool = attrs.field(default=False, eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -312,6 +314,7 @@ def explore_scenario(
         i15_skipped=_skips_since(before),
         verdict=result.verdict,
         switch_points=code_switch_points(result.switch_points),
+        shrunk=result.failure is not None and result.shrink_executions > 0,
     )
 
 

@@ -6,7 +6,8 @@ A failing mode of a cell (`models_spec.suite`) or a failing conformance test
 * what broke: the verdict, the scenario and implementation, the strategy that
   found it and after how many executions; the invariant (id and title) and its
   message, or the exception with its traceback;
-* the shrunk interleaving as text swimlanes (``Trace.swimlanes``, wrapped);
+* the failing interleaving as text swimlanes (``Trace.swimlanes``, wrapped),
+  headed "shrunk" or "as found, not shrunk" (``explain_failure(shrunk=...)``);
 * the saved schedule and its self-contained HTML timeline, by absolute path;
 * the command that reproduces it: ``lockstep replay <absolute schedule path>``.
   The schedule records its scenario, the modules to patch and the import roots
@@ -207,8 +208,13 @@ def explain_failure(
     *,
     heading: str,
     artifacts: Artifacts | None,
+    shrunk: bool = True,
 ) -> str:
-    """The full explanation of ``failure`` (see the module docstring), at most 100 columns."""
+    """The full explanation of ``failure`` (see the module docstring), at most 100 columns.
+
+    ``shrunk``: whether the failing interleaving was minimised; the heading says which,
+    so nobody reads a search's first failing schedule as a minimal one.
+    """
     parts = [abbreviate(heading, TEXT_WIDTH * 2)]
     parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
     traceback_text = _traceback(failure)
@@ -221,7 +227,8 @@ def explain_failure(
     trace = failure.trace
     preemptions = trace.preemptions
     parts.append(
-        f"  Failing interleaving, shrunk ({len(trace)} steps, {preemptions} "
+        f"  Failing interleaving, {'shrunk' if shrunk else 'as found, not shrunk'} "
+        f"({len(trace)} steps, {preemptions} "
         f"preemption{'s' if preemptions != 1 else ''}):"
     )
     marked = () if failure.race is None else failure.race.marks()

@@ -15,7 +15,10 @@ scenarios, then seeded random ones):
   its corpus schedule and by each search strategy its bug module declares
   in ``caught_by`` with 12x the budget (each stops at its first failure; a
   declared strategy that escapes is named in the summary; ``--strategy NAME``
-  runs that strategy on every variant whatever it declares);
+  runs that strategy on every variant whatever it declares).  A variant whose
+  recorded schedule is replayed keeps its searches' failures as found, not
+  shrunk: the replay already shows the bug minimally, and the searches only
+  say whether they catch it;
 * with ``--target module:factory``: every scenario against that adapter
   (`models_spec.adapter.load_adapter`) with every search strategy; no
   variants.  ``--target module`` checks every adapter the module lists in
@@ -405,6 +408,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome) -> ModeResult:
                 f"at execution {outcome.executions}"
             ),
             artifacts=saved,
+            shrunk=outcome.shrunk or mode == "replay",
         )
     return ModeResult(
         mode,
@@ -434,8 +438,20 @@ def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) 
         strategy=mode,
         budget=job.budget,
         seed=job.seed,
+        shrink=_shrinks(job),
         stall_diagnosis=job.stall_diagnosis,
     )
+
+
+def _shrinks(job: Job) -> bool:
+    """Whether the job's search failures are shrunk.
+
+    A variant that replays its recorded schedule already shows its bug in a minimal
+    interleaving (the corpus records shrunk schedules), so its searches only have to
+    say whether they catch the variant: shrinking each of their failures cost as much
+    as the searches themselves.  Every other failure is shrunk before it is shown.
+    """
+    return not (job.role == "variant" and "replay" in job.modes)
 
 
 def _scenario_of(job: Job) -> Scenario:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import attrs
 import pytest
 
 from lockstep._cli import main as lockstep_main
 from lockstep.suites import SuiteOptions
 from models_spec.suite import (
     SUITE,
+    Job,
     ModelManagerSuite,
     plan_jobs,
     render_table,
+    run_job,
     run_jobs,
 )
 
@@ -54,6 +57,47 @@ def test_caught_variant_and_passing_core_exit_zero(tmp_path: Path) -> None:
     assert "B10-alias-is-the-key__variant-B10-alias-not-key__replay.html" in saved
     html = (tmp_path / "B10-alias-is-the-key__variant-B10-alias-not-key__replay.html").read_text()
     assert "I3 violated" in html
+
+
+def _b10_variant_job(tmp_path: Path) -> Job:
+    jobs = plan_jobs(
+        SuiteOptions(budget=5, output_dir=tmp_path),
+        scenarios=("B10-alias-is-the-key",),
+        core_depths=(0,),
+    )
+    (job,) = [j for j in jobs if j.role == "variant"]
+    assert job.modes[0] == "replay", job.modes
+    assert len(job.modes) > 1, job.modes
+    return job
+
+
+def test_a_variant_replaying_its_recorded_schedule_keeps_its_searches_failures_as_found(
+    tmp_path: Path,
+) -> None:
+    """The replay shows the bug minimally; the searches only say that they catch it, so
+    their failures are not shrunk (shrinking cost as much as the searches), and their
+    explanations say so instead of calling the interleaving shrunk."""
+    cell = run_job(_b10_variant_job(tmp_path))
+    assert cell.verdict == "CAUGHT"
+    replay, *searches = cell.modes
+    assert replay.kind
+    assert "Failing interleaving, shrunk (" in replay.explanation
+    caught = [m for m in searches if m.kind]
+    assert caught, [m.mode for m in searches]
+    for mode in caught:
+        assert "Failing interleaving, as found, not shrunk (" in mode.explanation, mode.mode
+        assert "Failing interleaving, shrunk" not in mode.explanation
+
+
+def test_a_variant_without_a_recorded_schedule_has_its_failures_shrunk(tmp_path: Path) -> None:
+    """The control: with no replay to show the bug minimally, a search's failure is shrunk."""
+    job = _b10_variant_job(tmp_path)
+    cell = run_job(attrs.evolve(job, modes=job.modes[1:]))
+    assert cell.verdict == "CAUGHT"
+    caught = [m for m in cell.modes if m.kind]
+    assert caught
+    for mode in caught:
+        assert "Failing interleaving, shrunk (" in mode.explanation, mode.mode
 
 
 def test_escaping_variant_makes_the_check_fail(tmp_path: Path) -> None:
