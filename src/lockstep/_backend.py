@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
+from lockstep._quiet_teardown import quiet_teardown
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
 
 if TYPE_CHECKING:
@@ -196,6 +197,7 @@ def open_backend(name: str) -> Iterator[Backend]:
     """A backend for a series of executions (an exploration), closed at the end."""
     backend = make_backend(name)
     try:
-        yield backend
+        with quiet_teardown():
+            yield backend
     finally:
         backend.close()
