@@ -1,8 +1,9 @@
-"""Swap the ``threading``, ``time`` and ``queue`` names inside chosen modules.
+"""Swap the ``threading``, ``time``, ``queue`` and ``heapq`` names inside chosen modules.
 
 ``patched(*modules)`` replaces, in each given module's namespace, every reference to
 the real modules (``import threading``) by lockstep's stand-ins
-(:mod:`lockstep.threading`, :mod:`lockstep.time`, :mod:`lockstep.queue`) and every name
+(:mod:`lockstep.threading`, :mod:`lockstep.time`, :mod:`lockstep.queue`, and
+:mod:`lockstep._memory._heapq`, which reports heap operations on a watched list) and every name
 imported from them (``from threading import Lock``, ``from time import monotonic``) by
 the stand-in's object of the same name, and restores the originals on exit, also when
 the body raises. The stand-ins fall back to the real objects outside a run, so patched
@@ -15,6 +16,7 @@ created at import time) stay real. Not thread-safe: patch from one thread.
 
 from __future__ import annotations
 
+import heapq as _real_heapq
 import importlib
 import queue as _real_queue
 import threading as _real_threading
@@ -27,7 +29,7 @@ from lockstep.errors import InvalidArgument, InvalidArgumentType
 
 __all__ = ["patched", "resolve_module", "stand_in_for"]
 
-_REFUSED = frozenset({"threading", "time", "queue", "_thread", "sys", "builtins"})
+_REFUSED = frozenset({"threading", "time", "queue", "heapq", "_thread", "sys", "builtins"})
 
 
 def resolve_module(module: ModuleType | str) -> ModuleType:
@@ -50,16 +52,19 @@ def _facades() -> dict[int, object]:
     from lockstep import queue as ls_queue  # noqa: PLC0415 - imported on first use
     from lockstep import threading as ls_threading  # noqa: PLC0415
     from lockstep import time as ls_time  # noqa: PLC0415
+    from lockstep._memory import _heapq as ls_heapq  # noqa: PLC0415
 
     mapping: dict[int, object] = {
         id(_real_threading): ls_threading,
         id(_real_time): ls_time,
         id(_real_queue): ls_queue,
+        id(_real_heapq): ls_heapq,
     }
     for real, fake in (
         (_real_threading, ls_threading),
         (_real_time, ls_time),
         (_real_queue, ls_queue),
+        (_real_heapq, ls_heapq),
     ):
         for name in fake.__all__:
             original = getattr(real, name, None)
@@ -74,7 +79,7 @@ _MAPPING: dict[int, object] | None = None
 
 
 def stand_in_for(obj: object) -> object | None:
-    """The controlled stand-in for a real threading/time/queue object, or None."""
+    """The controlled stand-in for a real threading/time/queue/heapq object, or None."""
     global _MAPPING
     if _MAPPING is None:
         _MAPPING = _facades()
@@ -83,7 +88,7 @@ def stand_in_for(obj: object) -> object | None:
 
 @contextmanager
 def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
-    """Swap threading/time/queue names in ``modules`` for the duration of the block.
+    """Swap threading/time/queue/heapq names in ``modules`` for the duration of the block.
 
     Accepts module objects or dotted names; yields the module objects. Refuses the
     standard modules themselves and lockstep's own modules (InvalidArgument). Restores
@@ -94,7 +99,8 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
         name = module.__name__
         if name in _REFUSED or name == "lockstep" or name.startswith("lockstep."):
             raise InvalidArgument(
-                f"refusing to patch {name!r}: patch the modules that *use* threading/time/queue"
+                f"refusing to patch {name!r}: patch the modules that *use* "
+                "threading/time/queue/heapq"
             )
     swapped: list[tuple[ModuleType, str, object]] = []
     try:

@@ -29,7 +29,8 @@ one (the C implementation reads it without calling its methods), and so does
 ``plain_list + watched_list`` (a reflected ``__radd__`` that records the read).
 Not seen: C functions that take a watched container as an argument and read or
 change it in place without calling its methods: ``heapq``'s functions on a
-watched list, and a plain set built from or merged with a watched set
+watched list outside patched modules (:mod:`lockstep._memory._heapq` is the stand-in
+in patched ones), and a plain set built from or merged with a watched set
 (``set(s)``, ``frozenset(s)``, ``plain.update(s)``, ``plain |= s``,
 ``plain.union(s)``, ...). An iteration
 is a read when it starts and again at each ``next()`` after the iterating thread
