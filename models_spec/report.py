@@ -209,13 +209,19 @@ def explain_failure(
     heading: str,
     artifacts: Artifacts | None,
     shrunk: bool = True,
+    scenario: str = "",
 ) -> str:
     """The full explanation of ``failure`` (see the module docstring), at most 100 columns.
 
     ``shrunk``: whether the failing interleaving was minimised; the heading says which,
-    so nobody reads a search's first failing schedule as a minimal one.
+    so nobody reads a search's first failing schedule as a minimal one. ``scenario``:
+    what the scenario does (:meth:`Scenario.describe`: its title and each thread's
+    operations), printed under the heading so that a failure of a manager the reader
+    did not write (``--target``) says what was asked of it without looking anything up.
     """
     parts = [abbreviate(heading, TEXT_WIDTH * 2)]
+    if scenario:
+        parts.append(_wrap("Scenario " + scenario.strip(), "  "))
     parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
     traceback_text = _traceback(failure)
     if traceback_text:

@@ -383,7 +383,7 @@ def _artifact_stem(job: Job, mode: str) -> str:
     return safe_stem(job.scenario, job.implementation, mode)
 
 
-def _record(job: Job, mode: str, outcome: CheckOutcome) -> ModeResult:
+def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> ModeResult:
     """The mode's row; a failure is saved (schedule + HTML) and explained."""
     failure = outcome.failure
     message = explanation = ""
@@ -409,6 +409,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome) -> ModeResult:
             ),
             artifacts=saved,
             shrunk=outcome.shrunk or mode == "replay",
+            scenario=scenario.describe(),
         )
     return ModeResult(
         mode,
@@ -469,7 +470,7 @@ def run_job(job: Job) -> Cell:
     adapter = adapter_for(job.implementation, job.target, job.catalogue)
     results: list[ModeResult] = []
     for mode in job.modes:
-        results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode)))
+        results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode), scenario))
         if results[-1].kind == "stall":
             break
     return _cell(job, results, module_label(adapter))

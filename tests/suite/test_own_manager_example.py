@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
+from models_spec.catalogue import DEFAULT_PACKAGE, load
 from models_spec.pytest_suite import conformance_tests
 from models_spec.suite import ModelManagerSuite
 
@@ -44,6 +45,18 @@ def test_buggy_manager_fails_with_a_replayable_schedule(tmp_path: Path) -> None:
     row = next(line for line in text.splitlines() if line.startswith("B1-remove-add"))
     assert "FAIL" in row
     assert "I2" in row
+    # Under the heading, what the scenario asks of the manager: title, then each thread.
+    lines = text.splitlines()
+    at = next(
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("B1-remove-add-generation-split on unlocked-check-manager: found by")
+    )
+    scenario = load(DEFAULT_PACKAGE).scenarios["B1-remove-add-generation-split"]
+    assert lines[at + 1] == f"  Scenario {scenario.id}: {scenario.title}"[: len(lines[at + 1])]
+    described = lines[at + 1 : at + 3 + len(scenario.threads)]
+    for name, ops in scenario.threads:
+        assert f"    {name}: " + ", ".join(map(str, ops)) in described, described
     saved = sorted(tmp_path.glob("B1-remove-add-generation-split__*.json"))
     assert saved, f"no schedule saved in {tmp_path}"
     replay = subprocess.run(
