@@ -100,6 +100,13 @@ class _Bound:
         self._ls_run: Run | None = None
         self._ls_id = PrimitiveId(self._ls_kind, 0)
         self._ls_label = str(self._ls_id)  # str(_ls_id), kept: it labels every operation
+        lt = current_logical_thread()
+        # Created in a run: hashed by creation order, so that sets of primitives
+        # iterate alike in every execution (Run.new_hash); equality stays identity.
+        self._ls_hash = object.__hash__(self) if lt is None else lt.run.new_hash()
+
+    def __hash__(self) -> int:
+        return self._ls_hash
 
     def _ls_bind(self, run: Run) -> PrimitiveId:
         if self._ls_run is not run:
@@ -718,6 +725,7 @@ class Thread(_real_threading.Thread):
 
     _ls_thread: LogicalThread | None = None
     _ls_light = False  # built by _ls_light_init: no OS-thread state yet
+    _ls_hash: int | None = None  # created in a run: its creation number (Run.new_hash)
     _started: Any  # set by threading.Thread.__init__ (CPython internals) or _ls_light_init
 
     def __init__(
@@ -742,6 +750,13 @@ class Thread(_real_threading.Thread):
         if daemon is None:
             daemon = lt.daemon
         self._ls_light_init(target, name, args, kwargs, daemon=daemon)
+        self._ls_hash = lt.run.new_hash()
+
+    def __hash__(self) -> int:
+        """Inside a run, the thread's creation number (sets of threads iterate alike in
+        every execution with the same choices); outside one, the default."""
+        seq = self._ls_hash
+        return object.__hash__(self) if seq is None else seq
 
     def _ls_light_init(
         self,

@@ -309,6 +309,7 @@ class Run:
         self._done.acquire()
         self._ids: dict[str, int] = {}
         self._thread_names = 0
+        self._hashes = 0
         self.last: LogicalThread | None = None
         self._names_cache: tuple[str, ...] = ()
         # Watched memory (lockstep._memory): None until the execution's first watch();
@@ -323,6 +324,17 @@ class Run:
         number = self._ids.get(kind, 0) + 1
         self._ids[kind] = number
         return PrimitiveId(kind, number)
+
+    def new_hash(self) -> int:
+        """The hash of a lockstep object (a thread, a primitive) created in this run.
+
+        Its creation number in the execution. The default hash comes from ``id()``, a
+        memory address that differs from one execution to the next, so a set of threads
+        or locks (``ThreadPoolExecutor._threads``) would iterate in a different order
+        after the same choices: the scenario would look nondeterministic to DFS and DPOR.
+        """
+        self._hashes += 1
+        return self._hashes
 
     def new_thread_name(self, target: object) -> str:
         """A deterministic default thread name, like CPython's "Thread-N (target)"."""
