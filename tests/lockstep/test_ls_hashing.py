@@ -13,8 +13,12 @@ from __future__ import annotations
 import concurrent.futures
 from typing import Any
 
+import pytest
+
+import lockstep
 import lockstep.threading as ls_threading
 from lockstep import DFSStrategy, DporStrategy, RandomStrategy, explore
+from lockstep.strategies import DeterminismCheck
 
 _FACTORIES = {
     "Thread": lambda: ls_threading.Thread(target=lambda: None),
@@ -74,3 +78,34 @@ def test_a_thread_pool_is_deterministic_under_dfs_and_dpor() -> None:
         )
         assert result.failure is None, result.failure
         assert result.executions == 40
+
+
+@pytest.mark.parametrize(
+    "make",
+    [DFSStrategy, DporStrategy, lambda: DeterminismCheck(RandomStrategy(seed=0))],
+    ids=["dfs", "dpor", "determinism-check"],
+)
+def test_a_nondeterminism_report_names_the_usual_causes(make: Any) -> None:
+    """State kept from an earlier execution changes the threads: every strategy that
+    checks determinism says so, and says what usually causes it and what to do."""
+    runs = [0]
+
+    def scenario() -> None:
+        runs[0] += 1
+        lock = ls_threading.Lock()
+
+        def worker() -> None:
+            with lock:
+                pass
+
+        threads = [lockstep.spawn(worker) for _ in range(1 + runs[0] % 2)]
+        for thread in threads:
+            thread.join()
+
+    result = explore(scenario, strategy=make(), budget=20, shrink=False)
+    assert result.failure is not None
+    assert result.failure.kind == "nondeterminism"
+    message = result.failure.message
+    assert "not a pure function of its schedule" in message
+    assert "set of objects hashed by id()" in message
+    assert "Random and PCT search do not need a deterministic scenario" in message

@@ -31,7 +31,25 @@ from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, StepRecord
 
-__all__ = ["ExecutionOutcome", "StepContext", "Strategy", "check_timeouts", "runs_first"]
+__all__ = [
+    "NONDETERMINISM_CAUSES",
+    "ExecutionOutcome",
+    "StepContext",
+    "Strategy",
+    "check_timeouts",
+    "runs_first",
+]
+
+NONDETERMINISM_CAUSES = (
+    "the scenario is not a pure function of its schedule. Common causes: iterating a "
+    "set of objects hashed by id(), whose order changes from one execution to the next "
+    "(concurrent.futures.wait() and as_completed() build one from their futures; "
+    "lockstep's own threads and primitives hash alike in every execution); time, "
+    "randomness or threads of modules that are not patched; state kept from an earlier "
+    "execution. Random and PCT search do not need a deterministic scenario to find "
+    "failures"
+)
+"""The end of every "nondeterminism" message: what usually causes it, and what to do."""
 
 
 class StepContext(NamedTuple):

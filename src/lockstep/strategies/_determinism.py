@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 from lockstep._schedule import Choice
 from lockstep.errors import NondeterminismDetected
-from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._base import (
+    NONDETERMINISM_CAUSES,
+    ExecutionOutcome,
+    StepContext,
+    Strategy,
+)
 
 __all__ = ["DeterminismCheck"]
 
@@ -64,14 +69,14 @@ class DeterminismCheck:
         if self._position >= len(self._record):
             raise NondeterminismDetected(
                 f"step {step.step}: the first run ended here but the re-run continues "
-                f"with choices {[str(c) for c in current]}"
+                f"with choices {[str(c) for c in current]}: {NONDETERMINISM_CAUSES}"
             )
         expected, choice = self._record[self._position]
         if current != expected:
             raise NondeterminismDetected(
                 f"step {step.step}: the same earlier choices gave choices "
                 f"{[str(c) for c in expected]} in the first run and "
-                f"{[str(c) for c in current]} in the re-run"
+                f"{[str(c) for c in current]} in the re-run: {NONDETERMINISM_CAUSES}"
             )
         self._position += 1
         return choice
@@ -86,6 +91,6 @@ class DeterminismCheck:
         if self._position != len(self._record):
             raise NondeterminismDetected(
                 f"the re-run ended after {self._position} steps but the first run took "
-                f"{len(self._record)}"
+                f"{len(self._record)}: {NONDETERMINISM_CAUSES}"
             )
         return self._inner_more

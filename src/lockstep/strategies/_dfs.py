@@ -19,7 +19,7 @@ import attrs
 
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
-from lockstep.strategies._base import ExecutionOutcome, StepContext
+from lockstep.strategies._base import NONDETERMINISM_CAUSES, ExecutionOutcome, StepContext
 
 __all__ = ["DFSStrategy"]
 
@@ -85,7 +85,7 @@ class DFSStrategy:
                 raise NondeterminismDetected(
                     f"step {step.step}: the same earlier choices led to choices "
                     f"{[str(c) for c in choices]} now but {[str(c) for c in frame.choices]} "
-                    "before; the scenario depends on something lockstep does not control"
+                    f"before: {NONDETERMINISM_CAUSES}"
                 )
         else:
             frame = _Frame(tuple(choices), self._options(choices, step))

@@ -88,7 +88,13 @@ from lockstep._memory._locations import Access
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, PrimitiveId, StepRecord
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
-from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts, runs_first
+from lockstep.strategies._base import (
+    NONDETERMINISM_CAUSES,
+    ExecutionOutcome,
+    StepContext,
+    check_timeouts,
+    runs_first,
+)
 
 __all__ = ["DporStrategy"]
 
@@ -173,12 +179,23 @@ def _replay_difference(recorded: dict[Choice, _Event], now: dict[Choice, _Event]
         other = now[choice]
         if event != other:
             was, became = event.op, other.op
-            return (
-                f"thread {choice.thread} was to do {was.kind} {was.label} at {was.location} "
-                f"(touching {sorted(map(str, event.keys))}), now {became.kind} {became.label} "
-                f"at {became.location} (touching {sorted(map(str, other.keys))})"
+            text = (
+                f"thread {choice.thread} was to do {was.kind} {was.label} at {was.location}, "
+                f"now {became.kind} {became.label} at {became.location}"
             )
+            if (was.kind, was.label, was.location) == (became.kind, became.label, became.location):
+                text += (
+                    f" (the same operation, touching {_keys_text(event.keys)} before and "
+                    f"{_keys_text(other.keys)} now)"
+                )
+            return text
     return "the same choices, in another order"
+
+
+def _keys_text(keys: frozenset[Hashable]) -> str:
+    """The cells a step touches, as a reader names them (Lock#1, not a key tuple)."""
+    names = sorted(str(key[-1]) if isinstance(key, tuple) and key else str(key) for key in keys)
+    return ", ".join(names) or "nothing"
 
 
 @attrs.define(slots=True)
@@ -299,8 +316,7 @@ class DporStrategy:
                 difference = _replay_difference(node.events, events)
                 raise NondeterminismDetected(
                     f"DPOR replay of a recorded prefix met different choices at step {i}: "
-                    f"{difference}; the scenario is not a pure function of its schedule "
-                    "(hidden randomness, real time, unpatched threads?)"
+                    f"{difference}; {NONDETERMINISM_CAUSES}"
                 )
             return node.chosen
         parent = self._stack[-1] if self._stack else None
