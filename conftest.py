@@ -11,14 +11,25 @@ must apply to every test directory, whichever ones a run collects):
 
 ``HYPOTHESIS_PROFILE`` chooses one explicitly. Tests that state their own
 ``@settings`` keep them.
+
+Bytecode is cached during a test run even where ``PYTHONDONTWRITEBYTECODE`` is set:
+a run starts many Python processes (the xdist workers, and the ``lockstep`` CLI,
+``lockstep check`` workers and inner pytest sessions the tests start), and without
+``__pycache__`` every one of them compiles the project from source again. On 2 cores
+that was a quarter of the suite's time (155 s against 120 s, the same tests). The
+``__pycache__`` directories are git-ignored.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
+
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the processes the tests start
 
 pytest_plugins = ["pytester"]
 
