@@ -188,7 +188,8 @@ def render_html(
     body.append(
         f'<p class="legend">{len(checked)} step(s), {len(names)} thread(s), '
         f"{preemptions} preemption(s). "
-        '<span class="badge b-pre">preempt</span>the previous thread could have continued; '
+        '<span class="badge b-pre">preempt</span>the previous thread could have continued (or '
+        "went on after a sleep or a timeout while another could run); "
         '<span class="badge b-to">timeout</span>a timed wait timed out; '
         + (
             '<span class="badge b-race">race</span>an access of the data race; '

@@ -52,7 +52,7 @@ from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep._trace import LazySteps, OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep._watchdog import wait_for_controller
 from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, StrategyFailure
-from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy, is_preemption
 
 if TYPE_CHECKING:
     from lockstep._backend import Backend
@@ -311,6 +311,7 @@ class Run:
         self._thread_names = 0
         self._hashes = 0
         self.last: LogicalThread | None = None
+        self._last_yielded = False  # the last step was a sleep or a timeout (a yield)
         self._names_cache: tuple[str, ...] = ()
         # Watched memory (lockstep._memory): None until the execution's first watch();
         # ``races``: whether its race detector reports data races.
@@ -599,6 +600,7 @@ class Run:
             return None
         frozen_enabled = frozenset(enabled)
         frozen_timeouts = frozenset(timeouts) if timeouts else _NO_THREADS
+        yielded = self._last_yielded and current is not None and current is self.last
         names = self._names_cache
         if len(names) != len(self.threads):
             names = self.thread_names
@@ -612,6 +614,7 @@ class Run:
                 pending,
                 names,
                 self.clock,
+                yielded,
             ),
         )
         try:
@@ -648,7 +651,9 @@ class Run:
                 op,
                 choice,
                 (
-                    current is not None
+                    is_preemption(current.index, frozen_enabled, True, choice.thread)
+                    if yielded and current is not None
+                    else current is not None
                     and current.index in frozen_enabled
                     and choice.thread != current.index
                 ),  # preemption: StepContext.is_preemption, inlined
@@ -661,6 +666,7 @@ class Run:
         self.choices.append(choice)
         self.step += 1
         self.last = chosen
+        self._last_yielded = choice.kind == "timeout" or op.kind == "sleep"
         return chosen
 
     @property

@@ -59,7 +59,9 @@ class StepRecord:
     ``enabled`` is the set of threads that could run at this step, ``pending`` maps every
     live thread (enabled or blocked) to its pending operation at this step, ``timeouts``
     the threads that could fire a timeout. ``preemption`` is True when the previously
-    running thread was still enabled but another choice was made. ``clock`` is the
+    running thread was still enabled but another choice was made, or when that thread
+    had just yielded (slept or timed out) and ran on while another thread could run
+    (:meth:`StepContext.is_preemption`). ``clock`` is the
     virtual monotonic time after the step.
     """
 
@@ -238,7 +240,9 @@ class Trace:
 _PREFIX = 9  # "!    12 | "
 _SEPARATOR = 3  # " | "
 _MIN_COLUMN = 14
-_LEGEND = "(! = preemption: the previous thread could have continued)"
+_LEGEND = (
+    "(! = preemption: the previous thread could have continued, or went on after a sleep/timeout)"
+)
 _RACE = "  << RACE"
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "StepContext",
     "Strategy",
     "check_timeouts",
+    "is_preemption",
     "runs_first",
 ]
 
@@ -63,6 +64,13 @@ class StepContext(NamedTuple):
     kind, resource key (dependency: PrimitiveId, checkpoint resource or None) and label.
     ``thread_names``: names of all threads created so far, by index.
     ``clock``: virtual monotonic time now.
+    ``yielded``: the current thread's last step was a *yield*: a ``sleep``, or a timed
+    wait that timed out. Time passed for it, so a fair scheduler lets the others run:
+    switching away is then no preemption, and continuing it while another thread can
+    run is one (:meth:`is_preemption`). This keeps a polling loop (``while not done:
+    sleep(0.01)``, ``while not event.wait(0.1)``) from starving the thread it waits
+    for: DFS and DPOR bound such continuations like any preemption, PCT demotes a
+    thread that yields.
 
     An immutable record like the others, but a ``NamedTuple`` rather than an attrs
     class: the scheduler builds one at every step, and a tuple is the record CPython
@@ -76,6 +84,7 @@ class StepContext(NamedTuple):
     pending: Mapping[int, OpDescriptor]
     thread_names: tuple[str, ...]
     clock: float
+    yielded: bool = False
 
     @property
     def thread_count(self) -> int:
@@ -83,12 +92,13 @@ class StepContext(NamedTuple):
         return len(self.thread_names)
 
     def is_preemption(self, choice: Choice) -> bool:
-        """Would ``choice`` preempt the current thread (it is enabled and not chosen)?"""
-        return (
-            self.current is not None
-            and self.current in self.enabled
-            and choice.thread != self.current
-        )
+        """Would ``choice`` preempt the current thread (it is enabled and not chosen)?
+
+        After a yield (:attr:`yielded`) the roles swap: switching away is free, and
+        continuing the thread that yielded while another thread can run is the
+        preemption.
+        """
+        return is_preemption(self.current, self.enabled, self.yielded, choice.thread)
 
 
 @attrs.frozen(slots=True)
@@ -151,6 +161,15 @@ def check_timeouts(owner: str, timeouts: object) -> bool:
 
         raise InvalidArgumentType(f"{owner}: timeouts must be True or False, got {timeouts!r}")
     return timeouts
+
+
+def is_preemption(current: int | None, enabled: frozenset[int], yielded: bool, thread: int) -> bool:
+    """Whether running ``thread`` next is a preemption (:meth:`StepContext.is_preemption`)."""
+    if current is None:
+        return False
+    if yielded:
+        return thread == current and any(other != current for other in enabled)
+    return thread != current and current in enabled
 
 
 def runs_first(choices: Sequence[Choice]) -> Sequence[Choice]:

@@ -67,9 +67,16 @@ class DFSStrategy:
 
     def _options(self, choices: Sequence[Choice], step: StepContext) -> tuple[Choice, ...]:
         current = step.current
+        # Non-preemptive options first (after a yield: the other threads, see
+        # StepContext.yielded), then the current thread's, runs before timeouts.
         ordered = sorted(
             choices,
-            key=lambda c: (c.thread != current, c.kind == "timeout", c.thread),
+            key=lambda c: (
+                step.is_preemption(c),
+                c.thread != current,
+                c.kind == "timeout",
+                c.thread,
+            ),
         )
         if not self.timeouts and any(c.kind == "run" for c in ordered):
             ordered = [c for c in ordered if c.kind == "run"]

@@ -93,6 +93,7 @@ from lockstep.strategies._base import (
     ExecutionOutcome,
     StepContext,
     check_timeouts,
+    is_preemption,
     runs_first,
 )
 
@@ -206,6 +207,7 @@ class _Node:
     events: dict[Choice, _Event]
     current: int | None
     enabled: frozenset[int]
+    yielded: bool  # StepContext.yielded: the current thread's last step was a yield
     preemptions: int  # preemptions in the prefix before this node
     sleep: dict[Choice, _Event]
     chosen: Choice
@@ -213,11 +215,7 @@ class _Node:
     done: set[Choice] = attrs.field(factory=set)
 
     def is_preemption(self, choice: Choice) -> bool:
-        return (
-            self.current is not None
-            and self.current in self.enabled
-            and choice.thread != self.current
-        )
+        return is_preemption(self.current, self.enabled, self.yielded, choice.thread)
 
     def asleep(self, choice: Choice) -> bool:
         sleeping = self.sleep.get(choice)
@@ -326,6 +324,7 @@ class DporStrategy:
             events=events,
             current=step.current,
             enabled=step.enabled,
+            yielded=step.yielded,
             preemptions=0
             if parent is None
             else parent.preemptions + parent.is_preemption(parent.chosen),

@@ -82,7 +82,16 @@ class PCTStrategy:
         return priority
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-        """The highest-priority runnable thread (demoting it first at a change point)."""
+        """The highest-priority runnable thread (demoting it first at a change point).
+
+        A thread that yields (a ``sleep``, a timeout: :attr:`StepContext.yielded`) while
+        another can run is demoted below every other, as PCT does at a yield: a polling
+        loop would otherwise keep the highest priority and starve the thread it waits for.
+        """
+        current = step.current
+        if step.yielded and current is not None and any(t != current for t in step.enabled):
+            self._lowest -= 1.0
+            self._priorities[current] = self._lowest
         runs = [c for c in choices if c.kind == "run"]
         timeouts = [c for c in choices if c.kind == "timeout"]
         if timeouts and (not runs or self._rng.random() < self.timeout_probability):

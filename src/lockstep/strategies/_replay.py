@@ -37,12 +37,19 @@ def _runnable(step: StepContext) -> str:
 def default_choice(choices: Sequence[Choice], step: StepContext) -> Choice:
     """The non-preemptive default: keep the current thread, else the lowest index.
 
-    Run choices are preferred over timeouts.
+    Run choices are preferred over timeouts. A current thread that just yielded (slept
+    or timed out: :attr:`StepContext.yielded`) is kept only when no other thread can
+    run, so a polling loop continued by default lets the thread it waits for run.
     """
-    if step.current is not None and step.current in step.enabled:
-        return Choice.of(step.current)
+    current = step.current
+    if (
+        current is not None
+        and current in step.enabled
+        and not step.is_preemption(Choice.of(current))
+    ):
+        return Choice.of(current)
     for choice in choices:
-        if choice.kind == "run":
+        if choice.kind == "run" and not step.is_preemption(choice):
             return choice
     return choices[0]
 
