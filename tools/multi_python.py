@@ -12,7 +12,7 @@ versions 3.12.* and 3.13.*, else ``python3.12`` / ``python3.13`` on PATH) it
 
 1. creates a throwaway virtual environment in a temporary directory and
    installs the project without torch (``pip install -e . attrs hypothesis
-   pytest pytest-timeout``; torch's local wheel exists only for 3.11);
+   pytest pytest-timeout pytest-xdist``; torch's local wheel exists only for 3.11);
 2. runs ``stateful_tests/test_corpus.py`` (the recorded schedule corpus) and
    ``tests/lockstep``, counting passed / failed / skipped / errors from a
    JUnit report;
@@ -48,7 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ("stateful_tests/test_corpus.py", "tests/lockstep")
 TORCH_TESTS = ("tests/core", "tests/core_torch")
 """The core's unit tests and the torch tests: what touches torch must skip cleanly."""
-PACKAGES = ("attrs", "hypothesis", "pytest", "pytest-timeout")
+PACKAGES = ("attrs", "hypothesis", "pytest", "pytest-timeout", "pytest-xdist")
+"""What the test runs need besides the project (pytest-xdist: `-n auto` is in the
+configured addopts)."""
 
 
 def digest_corpus() -> dict[str, dict[str, Any]]:

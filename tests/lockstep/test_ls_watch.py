@@ -398,7 +398,8 @@ def test_tracked_containers_keep_types_and_contents() -> None:
     assert value["deque"].maxlen == 3
     assert isinstance(value["counter"], Counter)
     assert value["counter"]["a"] == 2
-    assert repr(value["ordered"]) == "OrderedDict([('b', 2), ('a', 1)])"
+    # As a plain OrderedDict prints on this Python (3.12 changed the format).
+    assert repr(value["ordered"]) == repr(OrderedDict([("b", 2), ("a", 1)]))
 
 
 def test_a_python_subclass_is_tracked_in_place() -> None:
