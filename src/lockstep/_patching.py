@@ -9,9 +9,12 @@ the stand-in's object of the same name, and restores the originals on exit, also
 the body raises. The stand-ins fall back to the real objects outside a run, so patched
 code keeps working between executions.
 
-Only module globals are rewritten: a class defined at import time that subclasses the
-real ``threading.Thread`` stays real, and objects created before patching (a lock
-created at import time) stay real. Not thread-safe: patch from one thread.
+Default argument values bound at import time (``def __init__(self,
+lock_factory=threading.Lock, clock=time.monotonic)``) of the functions and methods the
+module defines are swapped too. Otherwise only module globals are rewritten: a class
+defined at import time that subclasses the real ``threading.Thread`` stays real, and
+objects created before patching (a lock created at import time) stay real. Not
+thread-safe: patch from one thread.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import threading as _real_threading
 import time as _real_time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
+from types import FunctionType, ModuleType
+from typing import Any
 
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 
@@ -90,9 +94,12 @@ def stand_in_for(obj: object) -> object | None:
 def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
     """Swap threading/time/queue/heapq names in ``modules`` for the duration of the block.
 
-    Accepts module objects or dotted names; yields the module objects. Refuses the
-    standard modules themselves and lockstep's own modules (InvalidArgument). Restores
-    every swapped name on exit, in reverse order, even on exceptions.
+    Accepts module objects or dotted names; yields the module objects. Also swaps them
+    among the default argument values of the functions and methods the modules define
+    (``lock_factory=threading.Lock``, ``clock=time.monotonic``: bound at import time).
+    Refuses the standard modules themselves and lockstep's own modules
+    (InvalidArgument). Restores every swapped name and default on exit, in reverse
+    order, even on exceptions.
     """
     resolved = tuple(resolve_module(m) for m in modules)
     for module in resolved:
@@ -103,6 +110,7 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                 "threading/time/queue/heapq"
             )
     swapped: list[tuple[ModuleType, str, object]] = []
+    defaults: list[tuple[FunctionType, str, Any]] = []
     try:
         for module in resolved:
             namespace = vars(module)
@@ -113,7 +121,57 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                 if replacement is not None:
                     swapped.append((module, attr, value))
                     namespace[attr] = replacement
+            for function in _functions_defined_in(module):
+                _swap_defaults(function, defaults)
         yield resolved
     finally:
+        for function, attr, old in reversed(defaults):
+            setattr(function, attr, old)
         for module, attr, value in reversed(swapped):
             vars(module)[attr] = value
+
+
+def _functions_defined_in(module: ModuleType) -> Iterator[FunctionType]:
+    """Every function ``module`` defines: at top level and in the classes it defines
+    (nested classes too), static and class methods and property accessors included."""
+    name = module.__name__
+    seen: set[int] = set()
+    pending: list[object] = list(vars(module).values())
+    while pending:
+        obj = pending.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (staticmethod, classmethod)):
+            pending.append(obj.__func__)
+        elif isinstance(obj, property):
+            pending.extend(f for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+        elif isinstance(obj, FunctionType):
+            if obj.__module__ == name:
+                yield obj
+        elif isinstance(obj, type) and obj.__module__ == name:
+            pending.extend(vars(obj).values())
+
+
+def _swap_defaults(function: FunctionType, swapped: list[tuple[FunctionType, str, Any]]) -> None:
+    """Swap the real threading/time/queue/heapq objects among ``function``'s default
+    values (``def __init__(self, lock_factory=threading.Lock, clock=time.monotonic)``:
+    evaluated once, when the module was imported, so renaming the module's globals
+    does not reach them); record the originals in ``swapped``."""
+    positional = function.__defaults__
+    if positional:
+        replaced = tuple(_stand_in_or_same(value) for value in positional)
+        if any(new is not old for new, old in zip(replaced, positional, strict=True)):
+            swapped.append((function, "__defaults__", positional))
+            function.__defaults__ = replaced
+    keywords = function.__kwdefaults__
+    if keywords:
+        replaced_kw = {key: _stand_in_or_same(value) for key, value in keywords.items()}
+        if any(replaced_kw[key] is not value for key, value in keywords.items()):
+            swapped.append((function, "__kwdefaults__", keywords))
+            function.__kwdefaults__ = replaced_kw
+
+
+def _stand_in_or_same(value: object) -> object:
+    replacement = stand_in_for(value)
+    return value if replacement is None else replacement

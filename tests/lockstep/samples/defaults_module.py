@@ -1,0 +1,41 @@
+"""Primitives bound as default argument values, when the module was imported.
+
+``lockstep.patched`` renames the module's globals; these defaults were evaluated at
+import time, so patching must swap them too (``lock_factory=threading.Lock`` is how
+``readerwriterlock`` builds its locks; ``timer=time.monotonic`` how ``cachetools``
+reads the clock).
+"""
+
+import threading
+import time
+
+from samples.foreign_defaults import foreign
+
+
+class Gate:
+    def __init__(self, lock_factory=threading.Lock, *, clock=time.monotonic):
+        self._lock = lock_factory()
+        self._clock = clock
+        self.value = 0
+        self.stamp = 0.0
+
+    def bump(self) -> None:
+        with self._lock:
+            self.value += 1
+            self.stamp = self._clock()
+
+    class Inner:
+        @staticmethod
+        def make(factory=threading.Event):
+            return factory()
+
+        @property
+        def lock(self, factory=threading.RLock):  # noqa: PLR0206 - the default is the point
+            return factory()
+
+
+def make_lock(factory=threading.RLock):
+    return factory()
+
+
+__all__ = ["Gate", "foreign", "make_lock"]

@@ -1,0 +1,69 @@
+"""Patching swaps primitives bound as default argument values at import time.
+
+``def __init__(self, lock_factory=threading.Lock)`` evaluates ``threading.Lock`` once,
+when the module is imported; renaming the module's globals does not reach it, so a
+patched module still built real locks: its synchronisation was invisible and the race
+detector reported the accesses it orders as data races (``readerwriterlock`` does
+exactly this).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from samples import defaults_module, foreign_defaults
+from samples.defaults_module import Gate
+
+import lockstep
+from lockstep import DporStrategy, RandomStrategy, explore
+from lockstep import threading as ls_threading
+from lockstep import time as ls_time
+
+PATCH = ["samples.defaults_module"]
+
+
+def test_defaults_are_swapped_inside_and_restored_after() -> None:
+    init = Gate.__init__
+    with lockstep.patched(defaults_module):
+        assert init.__defaults__ == (ls_threading.Lock,)
+        assert init.__kwdefaults__ == {"clock": ls_time.monotonic}
+        assert Gate.Inner.make.__defaults__ == (ls_threading.Event,)
+        assert Gate.Inner.lock.fget.__defaults__ == (ls_threading.RLock,)
+        assert defaults_module.make_lock.__defaults__ == (ls_threading.RLock,)
+        # defined in another module: not this module's to patch
+        assert foreign_defaults.foreign.__defaults__ == (threading.Lock,)
+    assert init.__defaults__ == (threading.Lock,)
+    assert init.__kwdefaults__ == {"clock": time.monotonic}
+    assert Gate.Inner.make.__defaults__ == (threading.Event,)
+    assert Gate.Inner.lock.fget.__defaults__ == (threading.RLock,)
+    assert defaults_module.make_lock.__defaults__ == (threading.RLock,)
+
+
+def _two_bumps() -> None:
+    gate = lockstep.watch(Gate())
+    thread = lockstep.spawn(gate.bump)
+    gate.bump()
+    thread.join()
+    assert gate.value == 2
+
+
+def test_a_lock_from_a_default_orders_memory() -> None:
+    """The lock the default built is lockstep's: no data race, every order explored."""
+    result = explore(_two_bumps, strategy=DporStrategy(), budget=100, patch=PATCH)
+    assert result.failure is None, result.failure
+    assert result.exhausted
+    sampled = explore(_two_bumps, strategy=RandomStrategy(seed=0), budget=50, patch=PATCH)
+    assert sampled.failure is None, sampled.failure
+
+
+def test_a_clock_from_a_default_is_virtual() -> None:
+    def scenario() -> None:
+        gate = Gate()
+        start = ls_time.monotonic()
+        ls_time.sleep(5.0)
+        gate.bump()
+        assert gate.stamp == start + 5.0  # the run's virtual clock, exactly
+
+    result = explore(scenario, budget=1, patch=PATCH)
+    assert result.failure is None, result.failure
