@@ -110,7 +110,7 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                 "threading/time/queue/heapq"
             )
     swapped: list[tuple[ModuleType, str, object]] = []
-    defaults: list[tuple[FunctionType, str, Any]] = []
+    defaults: list[tuple[object, str, Any]] = []  # (function or class, attribute, old value)
     try:
         for module in resolved:
             namespace = vars(module)
@@ -121,8 +121,11 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                 if replacement is not None:
                     swapped.append((module, attr, value))
                     namespace[attr] = replacement
-            for function in _functions_defined_in(module):
-                _swap_defaults(function, defaults)
+            for defined in _defined_in(module):
+                if isinstance(defined, FunctionType):
+                    _swap_defaults(defined, defaults)
+                else:
+                    _swap_class_attributes(defined, defaults)
         yield resolved
     finally:
         for function, attr, old in reversed(defaults):
@@ -131,9 +134,10 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
             vars(module)[attr] = value
 
 
-def _functions_defined_in(module: ModuleType) -> Iterator[FunctionType]:
-    """Every function ``module`` defines: at top level and in the classes it defines
-    (nested classes too), static and class methods and property accessors included."""
+def _defined_in(module: ModuleType) -> Iterator[FunctionType | type]:
+    """Every function and class ``module`` defines: at top level and in the classes it
+    defines (nested classes too), static and class methods and property accessors
+    included."""
     name = module.__name__
     seen: set[int] = set()
     pending: list[object] = list(vars(module).values())
@@ -150,10 +154,28 @@ def _functions_defined_in(module: ModuleType) -> Iterator[FunctionType]:
             if obj.__module__ == name:
                 yield obj
         elif isinstance(obj, type) and obj.__module__ == name:
+            yield obj
             pending.extend(vars(obj).values())
 
 
-def _swap_defaults(function: FunctionType, swapped: list[tuple[FunctionType, str, Any]]) -> None:
+def _swap_class_attributes(cls: type, swapped: list[tuple[object, str, Any]]) -> None:
+    """Swap the real threading/time/queue/heapq objects held as class attributes
+    (``_lock_factory = threading.Lock``); record the originals in ``swapped``."""
+    for attr, value in list(vars(cls).items()):
+        if attr.startswith("__"):
+            continue
+        replacement = stand_in_for(value)
+        if replacement is None:
+            continue
+        if isinstance(replacement, FunctionType) and not isinstance(value, FunctionType):
+            # A builtin (time.monotonic) does not bind as a method; its Python stand-in
+            # would, and self.clock() would pass self.
+            replacement = staticmethod(replacement)
+        swapped.append((cls, attr, value))
+        setattr(cls, attr, replacement)
+
+
+def _swap_defaults(function: FunctionType, swapped: list[tuple[object, str, Any]]) -> None:
     """Swap the real threading/time/queue/heapq objects among ``function``'s default
     values (``def __init__(self, lock_factory=threading.Lock, clock=time.monotonic)``:
     evaluated once, when the module was imported, so renaming the module's globals

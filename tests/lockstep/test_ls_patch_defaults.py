@@ -13,7 +13,7 @@ import threading
 import time
 
 from samples import defaults_module, foreign_defaults
-from samples.defaults_module import Gate
+from samples.defaults_module import Gate, Ticker
 
 import lockstep
 from lockstep import DporStrategy, RandomStrategy, explore
@@ -67,3 +67,20 @@ def test_a_clock_from_a_default_is_virtual() -> None:
 
     result = explore(scenario, budget=1, patch=PATCH)
     assert result.failure is None, result.failure
+
+
+def test_class_attributes_are_swapped_and_a_builtin_stays_unbound() -> None:
+    """``clock = time.monotonic`` in a class body does not bind (a builtin); its Python
+    stand-in must not bind either, or ``self.clock()`` would pass ``self``."""
+
+    def scenario() -> None:
+        ticker = Ticker()
+        assert isinstance(ticker.lock, ls_threading.Lock)
+        start = ls_time.monotonic()
+        ls_time.sleep(2.0)
+        assert ticker.now() == start + 2.0
+
+    result = explore(scenario, budget=1, patch=PATCH)
+    assert result.failure is None, result.failure
+    assert vars(Ticker)["lock_factory"] is threading.Lock
+    assert vars(Ticker)["clock"] is time.monotonic

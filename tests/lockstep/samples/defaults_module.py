@@ -34,8 +34,21 @@ class Gate:
             return factory()
 
 
+class Ticker:
+    """Holds its factory and its clock as class attributes."""
+
+    lock_factory = threading.Lock
+    clock = time.monotonic
+
+    def __init__(self):
+        self.lock = self.lock_factory()
+
+    def now(self):
+        return self.clock()
+
+
 def make_lock(factory=threading.RLock):
     return factory()
 
 
-__all__ = ["Gate", "foreign", "make_lock"]
+__all__ = ["Gate", "Ticker", "foreign", "make_lock"]
