@@ -487,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
             action="append",
             default=None,
             metavar="MODULE",
-            help="swap threading/time/queue/heapq names in MODULE (repeatable)" + default,
+            help="swap threading/time/queue/heapq/datetime names in MODULE (repeatable)" + default,
         )
         p.add_argument(
             "--line-module",

@@ -119,7 +119,7 @@ def explore(
     Stops at the first failing execution; with ``shrink`` (default) the failure is
     minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
-    point of every execution. ``patch`` modules have their threading/time/queue/heapq names
+    point of every execution. ``patch`` modules have their threading/time/queue/heapq/datetime names
     swapped for the whole exploration; every schedule produced records their dotted
     names (``Schedule.patch``, and ``Schedule.line_modules``), so the replay command
     needs no flags. A thread blocked in an uncontrolled primitive (a real lock of an

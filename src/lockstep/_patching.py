@@ -1,9 +1,10 @@
-"""Swap the ``threading``, ``time``, ``queue`` and ``heapq`` names inside chosen modules.
+"""Swap the ``threading``, ``time``, ``queue``, ``heapq`` and ``datetime`` names in modules.
 
 ``patched(*modules)`` replaces, in each given module's namespace, every reference to
 the real modules (``import threading``) by lockstep's stand-ins
 (:mod:`lockstep.threading`, :mod:`lockstep.time`, :mod:`lockstep.queue`, and
-:mod:`lockstep._memory._heapq`, which reports heap operations on a watched list) and every name
+:mod:`lockstep._memory._heapq`, which reports heap operations on a watched list, and
+:mod:`lockstep._datetime`, whose "now" is the virtual clock) and every name
 imported from them (``from threading import Lock``, ``from time import monotonic``) by
 the stand-in's object of the same name, and restores the originals on exit, also when
 the body raises. The stand-ins fall back to the real objects outside a run, so patched
@@ -19,6 +20,7 @@ thread-safe: patch from one thread.
 
 from __future__ import annotations
 
+import datetime as _real_datetime
 import heapq as _real_heapq
 import importlib
 import queue as _real_queue
@@ -33,7 +35,9 @@ from lockstep.errors import InvalidArgument, InvalidArgumentType
 
 __all__ = ["patched", "resolve_module", "stand_in_for"]
 
-_REFUSED = frozenset({"threading", "time", "queue", "heapq", "_thread", "sys", "builtins"})
+_REFUSED = frozenset(
+    {"threading", "time", "queue", "heapq", "datetime", "_thread", "sys", "builtins"}
+)
 
 
 def resolve_module(module: ModuleType | str) -> ModuleType:
@@ -53,6 +57,7 @@ def resolve_module(module: ModuleType | str) -> ModuleType:
 
 
 def _facades() -> dict[int, object]:
+    from lockstep import _datetime as ls_datetime  # noqa: PLC0415
     from lockstep import queue as ls_queue  # noqa: PLC0415 - imported on first use
     from lockstep import threading as ls_threading  # noqa: PLC0415
     from lockstep import time as ls_time  # noqa: PLC0415
@@ -63,12 +68,14 @@ def _facades() -> dict[int, object]:
         id(_real_time): ls_time,
         id(_real_queue): ls_queue,
         id(_real_heapq): ls_heapq,
+        id(_real_datetime): ls_datetime,
     }
     for real, fake in (
         (_real_threading, ls_threading),
         (_real_time, ls_time),
         (_real_queue, ls_queue),
         (_real_heapq, ls_heapq),
+        (_real_datetime, ls_datetime),
     ):
         for name in fake.__all__:
             original = getattr(real, name, None)
@@ -83,7 +90,7 @@ _MAPPING: dict[int, object] | None = None
 
 
 def stand_in_for(obj: object) -> object | None:
-    """The controlled stand-in for a real threading/time/queue/heapq object, or None."""
+    """The controlled stand-in for a real threading/time/queue/heapq/datetime object, or None."""
     global _MAPPING
     if _MAPPING is None:
         _MAPPING = _facades()
@@ -92,7 +99,7 @@ def stand_in_for(obj: object) -> object | None:
 
 @contextmanager
 def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
-    """Swap threading/time/queue/heapq names in ``modules`` for the duration of the block.
+    """Swap threading/time/queue/heapq/datetime names in ``modules`` for the duration of the block.
 
     Accepts module objects or dotted names; yields the module objects. Also swaps them
     among the default argument values of the functions and methods the modules define
@@ -107,7 +114,7 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
         if name in _REFUSED or name == "lockstep" or name.startswith("lockstep."):
             raise InvalidArgument(
                 f"refusing to patch {name!r}: patch the modules that *use* "
-                "threading/time/queue/heapq"
+                "threading/time/queue/heapq/datetime"
             )
     swapped: list[tuple[ModuleType, str, object]] = []
     defaults: list[tuple[object, str, Any]] = []  # (function or class, attribute, old value)
@@ -159,7 +166,7 @@ def _defined_in(module: ModuleType) -> Iterator[FunctionType | type]:
 
 
 def _swap_class_attributes(cls: type, swapped: list[tuple[object, str, Any]]) -> None:
-    """Swap the real threading/time/queue/heapq objects held as class attributes
+    """Swap the real threading/time/queue/heapq/datetime objects held as class attributes
     (``_lock_factory = threading.Lock``); record the originals in ``swapped``."""
     for attr, value in list(vars(cls).items()):
         if attr.startswith("__"):
@@ -176,7 +183,7 @@ def _swap_class_attributes(cls: type, swapped: list[tuple[object, str, Any]]) ->
 
 
 def _swap_defaults(function: FunctionType, swapped: list[tuple[object, str, Any]]) -> None:
-    """Swap the real threading/time/queue/heapq objects among ``function``'s default
+    """Swap the real threading/time/queue/heapq/datetime objects among ``function``'s default
     values (``def __init__(self, lock_factory=threading.Lock, clock=time.monotonic)``:
     evaluated once, when the module was imported, so renaming the module's globals
     does not reach them); record the originals in ``swapped``."""

@@ -178,8 +178,8 @@ class Schedule:
 
     ``seed``/``strategy`` say what produced it, ``scenario_id`` ("module:qualname") lets
     ``lockstep replay FILE`` find the scenario, ``granularity`` must match on replay.
-    ``patch`` names (dotted, in order) the modules whose threading/time/queue/heapq names were
-    swapped when it was recorded, ``line_modules`` the modules traced at line
+    ``patch`` names (dotted, in order) the modules whose threading/time/queue/heapq/datetime
+    names were swapped when it was recorded, ``line_modules`` the modules traced at line
     granularity; replay() and ``lockstep replay`` use them unless told otherwise.
     ``races`` says whether data races on watched state were reported when it was
     recorded (replay does the same, so it stops where the recording stopped).
