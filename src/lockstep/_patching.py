@@ -167,7 +167,23 @@ def _defined_in(module: ModuleType) -> Iterator[FunctionType | type]:
 
 def _swap_class_attributes(cls: type, swapped: list[tuple[object, str, Any]]) -> None:
     """Swap the real threading/time/queue/heapq/datetime objects held as class attributes
-    (``_lock_factory = threading.Lock``); record the originals in ``swapped``."""
+    (``_lock_factory = threading.Lock``) and the real classes among its bases (``class
+    Worker(threading.Thread)``: its instances would be real OS threads, running outside
+    lockstep's control); record the originals in ``swapped``.
+
+    A base whose stand-in has another instance layout cannot be swapped (``__bases__``
+    assignment refuses it: ``threading.local``, ``queue.Queue``); such a subclass stays
+    real (``docs/races.md``).
+    """
+    bases = cls.__bases__
+    replaced = tuple(_stand_in_class(base) or base for base in bases)
+    if any(new is not old for new, old in zip(replaced, bases, strict=True)):
+        try:
+            cls.__bases__ = replaced
+        except TypeError:
+            pass  # another instance layout: the subclass stays real (documented)
+        else:
+            swapped.append((cls, "__bases__", bases))
     for attr, value in list(vars(cls).items()):
         if attr.startswith("__"):
             continue
@@ -199,6 +215,11 @@ def _swap_defaults(function: FunctionType, swapped: list[tuple[object, str, Any]
         if any(replaced_kw[key] is not value for key, value in keywords.items()):
             swapped.append((function, "__kwdefaults__", keywords))
             function.__kwdefaults__ = replaced_kw
+
+
+def _stand_in_class(base: type) -> type | None:
+    replacement = stand_in_for(base)
+    return replacement if isinstance(replacement, type) else None
 
 
 def _stand_in_or_same(value: object) -> object:

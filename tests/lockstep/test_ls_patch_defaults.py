@@ -9,11 +9,12 @@ exactly this).
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
 from samples import defaults_module, foreign_defaults
-from samples.defaults_module import Gate, Ticker
+from samples.defaults_module import Gate, Latch, Mailbox, Slots, Ticker, Worker
 
 import lockstep
 from lockstep import DporStrategy, RandomStrategy, explore
@@ -84,3 +85,44 @@ def test_class_attributes_are_swapped_and_a_builtin_stays_unbound() -> None:
     assert result.failure is None, result.failure
     assert vars(Ticker)["lock_factory"] is threading.Lock
     assert vars(Ticker)["clock"] is time.monotonic
+
+
+def test_thread_subclasses_defined_in_the_module_get_lockstep_bases() -> None:
+    with lockstep.patched(defaults_module):
+        assert Worker.__bases__ == (ls_threading.Thread,)
+        assert Latch.__bases__ == (ls_threading.Event,)
+        assert Mailbox.__bases__ == (queue.Queue,)  # another layout: stays real
+        assert Slots.__bases__ == (threading.local,)
+    assert Worker.__bases__ == (threading.Thread,)
+    assert Latch.__bases__ == (threading.Event,)
+
+
+def _worker_scenario(locked: bool) -> None:
+    sink = lockstep.watch([])
+    lock = ls_threading.Lock() if locked else None
+    worker = Worker(sink, lock)
+    worker.start()
+    if lock is None:
+        sink.append("main")
+    else:
+        with lock:
+            sink.append("main")
+    worker.join()
+    assert sorted(sink) == ["main", "worker"]
+
+
+def test_a_thread_subclass_runs_as_a_logical_thread() -> None:
+    """Before, Worker.start() began a real OS thread: its accesses were invisible (no
+    race reported) and DPOR certified one interleaving."""
+    racy = explore(
+        lambda: _worker_scenario(locked=False), strategy=DporStrategy(), budget=50, patch=PATCH
+    )
+    assert racy.failure is not None
+    assert racy.failure.kind == "data-race"
+    assert "defaults_module.py" in racy.failure.message  # the worker's side, in Worker.run
+    locked = explore(
+        lambda: _worker_scenario(locked=True), strategy=DporStrategy(), budget=50, patch=PATCH
+    )
+    assert locked.failure is None, locked.failure
+    assert locked.exhausted
+    assert locked.executions >= 2  # both orders of the two locked appends

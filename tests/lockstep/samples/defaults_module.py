@@ -6,6 +6,7 @@ import time, so patching must swap them too (``lock_factory=threading.Lock`` is 
 reads the clock).
 """
 
+import queue
 import threading
 import time
 
@@ -47,8 +48,36 @@ class Ticker:
         return self.clock()
 
 
+class Worker(threading.Thread):
+    """A thread subclass: its base was bound when the module was imported."""
+
+    def __init__(self, sink, lock=None):
+        super().__init__()
+        self.sink = sink
+        self.lock = lock
+
+    def run(self):
+        if self.lock is None:
+            self.sink.append("worker")
+        else:
+            with self.lock:
+                self.sink.append("worker")
+
+
+class Latch(threading.Event):
+    pass
+
+
+class Mailbox(queue.Queue):
+    """Another instance layout than lockstep's queue: stays real (documented)."""
+
+
+class Slots(threading.local):
+    """A C base lockstep cannot swap: stays real (documented)."""
+
+
 def make_lock(factory=threading.RLock):
     return factory()
 
 
-__all__ = ["Gate", "Ticker", "foreign", "make_lock"]
+__all__ = ["Gate", "Latch", "Mailbox", "Slots", "Ticker", "Worker", "foreign", "make_lock"]
