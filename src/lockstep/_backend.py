@@ -48,6 +48,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 from lockstep._quiet_teardown import quiet_teardown
+from lockstep._thread_guard import guard_real_threads
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def open_backend(name: str) -> Iterator[Backend]:
     """A backend for a series of executions (an exploration), closed at the end."""
     backend = make_backend(name)
     try:
-        with quiet_teardown():
+        with quiet_teardown(), guard_real_threads():
             yield backend
     finally:
         backend.close()

@@ -56,6 +56,7 @@ class ThreadBackend:
             daemon=True,
         )
         lt.context = os_thread
+        os_thread._ls_internal = True  # type: ignore[attr-defined]  # lockstep's own
         os_thread.start()
 
     def _worker(self, run: Run, lt: LogicalThread) -> None:

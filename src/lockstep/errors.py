@@ -18,6 +18,7 @@ __all__ = [
     "ScheduleFormatError",
     "SchedulingError",
     "StrategyFailure",
+    "UncontrolledThread",
     "UnsupportedScheduleVersion",
 ]
 
@@ -36,6 +37,11 @@ class InvalidArgumentType(InvalidArgument, TypeError):
 
 class NotInRunError(LockstepError, RuntimeError):
     """An operation that only makes sense inside a lockstep run was called outside one."""
+
+
+class UncontrolledThread(LockstepError, RuntimeError):
+    """A real OS thread was started inside a run (a ``threading.Thread`` whose class or
+    module lockstep did not patch): it would run outside lockstep's control."""
 
 
 class ScenarioImportError(LockstepError, ImportError):
