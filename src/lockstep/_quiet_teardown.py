@@ -20,18 +20,16 @@ closes (unless something else replaced them meanwhile, which is then left alone)
 
 from __future__ import annotations
 
-import _thread
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from lockstep._counted import CountedInstall
 from lockstep._runtime import Abort
 
 __all__ = ["is_teardown_exception", "quiet_teardown"]
 
-_state_lock = _thread.allocate_lock()  # a real lock: never a lockstep stand-in
-_depth = 0
 _original_handle: Callable[..., Any] | None = None
 _original_unraisablehook: Callable[[Any], Any] | None = None
 
@@ -91,22 +89,13 @@ def _uninstall() -> None:
     _original_unraisablehook = None
 
 
-@contextmanager
-def quiet_teardown() -> Iterator[None]:
+_installation = CountedInstall(_install, _uninstall)
+
+
+def quiet_teardown() -> AbstractContextManager[None]:
     """Drop teardown reports (see the module docstring) for the duration of the block.
 
     Reentrant and thread-safe: nested and concurrent sessions share one installation,
     removed when the last of them exits.
     """
-    global _depth
-    with _state_lock:
-        if _depth == 0:
-            _install()
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _state_lock:
-            _depth -= 1
-            if _depth == 0:
-                _uninstall()
+    return _installation.held()

@@ -10,27 +10,27 @@ While at least one lockstep session is open, the real ``threading.Thread.start``
 wrapped: called from a logical thread, it raises :class:`~lockstep.errors.
 UncontrolledThread` naming the thread's class and the module to patch, so the execution
 fails with that message instead. Threads started outside a run, and lockstep's own
-(``_ls_internal``), start as usual. Process-wide and counted like
-:mod:`lockstep._quiet_teardown`; the original is restored when the last session closes.
+(``_ls_internal``), start as usual. Process-wide and counted
+(:class:`lockstep._counted.CountedInstall`); the original is restored when the last
+session closes.
 """
 
 from __future__ import annotations
 
-import _thread
 import sys
 import threading as _real_threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from lockstep._counted import CountedInstall
 from lockstep._runtime import current_logical_thread
 from lockstep.errors import UncontrolledThread
 
 __all__ = ["guard_real_threads"]
 
-_state_lock = _thread.allocate_lock()  # a real lock: never a lockstep stand-in
-_depth = 0
 _original_start: Callable[[Any], None] | None = None
+_REAL_START: Callable[[Any], None] = _real_threading.Thread.start
 
 
 def _guarded_start(self: Any) -> None:
@@ -49,28 +49,28 @@ def _guarded_start(self: Any) -> None:
             "patch_modules()): its threading names, and the bases of the Thread "
             "subclasses it defines, become lockstep's"
         )
-    assert _original_start is not None
-    _original_start(self)
+    (_original_start or _REAL_START)(self)  # the original, even after an uninstall
 
 
-@contextmanager
-def guard_real_threads() -> Iterator[None]:
+def _install() -> None:
+    global _original_start
+    _original_start = _real_threading.Thread.start
+    _real_threading.Thread.start = _guarded_start  # type: ignore[method-assign]
+
+
+def _uninstall() -> None:
+    global _original_start
+    if _real_threading.Thread.start is _guarded_start:
+        _real_threading.Thread.start = _original_start  # type: ignore[method-assign,assignment]
+    _original_start = None
+
+
+_installation = CountedInstall(_install, _uninstall)
+
+
+def guard_real_threads() -> AbstractContextManager[None]:
     """Refuse real threads started inside a run for the duration of the block.
 
     Reentrant and thread-safe: nested and concurrent sessions share one installation.
     """
-    global _depth, _original_start
-    with _state_lock:
-        if _depth == 0:
-            _original_start = _real_threading.Thread.start
-            _real_threading.Thread.start = _guarded_start  # type: ignore[method-assign]
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _state_lock:
-            _depth -= 1
-            if _depth == 0:
-                if _real_threading.Thread.start is _guarded_start:
-                    _real_threading.Thread.start = _original_start  # type: ignore[method-assign,assignment]
-                _original_start = None
+    return _installation.held()
