@@ -10,12 +10,14 @@ the stand-in's object of the same name, and restores the originals on exit, also
 the body raises. The stand-ins fall back to the real objects outside a run, so patched
 code keeps working between executions.
 
-Default argument values bound at import time (``def __init__(self,
-lock_factory=threading.Lock, clock=time.monotonic)``) of the functions and methods the
-module defines are swapped too. Otherwise only module globals are rewritten: a class
-defined at import time that subclasses the real ``threading.Thread`` stays real, and
-objects created before patching (a lock created at import time) stay real. Not
-thread-safe: patch from one thread.
+What the module bound at import time is swapped too, in the functions and classes the
+module defines (not in those it imports): default argument values (``def
+__init__(self, lock_factory=threading.Lock, clock=time.monotonic)``), class attributes
+(``clock = time.monotonic``) and real bases (``class Worker(threading.Thread)`` runs as
+a logical thread). A base whose stand-in has another instance layout
+(``threading.local``, ``queue.Queue``) cannot be swapped and stays real, and so do
+objects created before patching (a lock created at import time). Not thread-safe:
+patch from one thread.
 """
 
 from __future__ import annotations
@@ -101,12 +103,12 @@ def stand_in_for(obj: object) -> object | None:
 def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
     """Swap threading/time/queue/heapq/datetime names in ``modules`` for the duration of the block.
 
-    Accepts module objects or dotted names; yields the module objects. Also swaps them
-    among the default argument values of the functions and methods the modules define
-    (``lock_factory=threading.Lock``, ``clock=time.monotonic``: bound at import time).
+    Accepts module objects or dotted names; yields the module objects. Also swaps what
+    the functions and classes the modules define bound at import time: default
+    argument values, class attributes and real bases (see the module docstring).
     Refuses the standard modules themselves and lockstep's own modules
-    (InvalidArgument). Restores every swapped name and default on exit, in reverse
-    order, even on exceptions.
+    (InvalidArgument). Restores everything it swapped on exit, in reverse order, even
+    on exceptions.
     """
     resolved = tuple(resolve_module(m) for m in modules)
     for module in resolved:
@@ -117,7 +119,7 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                 "threading/time/queue/heapq/datetime"
             )
     swapped: list[tuple[ModuleType, str, object]] = []
-    defaults: list[tuple[object, str, Any]] = []  # (function or class, attribute, old value)
+    bindings: list[tuple[object, str, Any]] = []  # (function or class, attribute, old value)
     try:
         for module in resolved:
             namespace = vars(module)
@@ -130,13 +132,13 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                     namespace[attr] = replacement
             for defined in _defined_in(module):
                 if isinstance(defined, FunctionType):
-                    _swap_defaults(defined, defaults)
+                    _swap_defaults(defined, bindings)
                 else:
-                    _swap_class_attributes(defined, defaults)
+                    _swap_class_attributes(defined, bindings)
         yield resolved
     finally:
-        for function, attr, old in reversed(defaults):
-            setattr(function, attr, old)
+        for owner, attr, old in reversed(bindings):
+            setattr(owner, attr, old)
         for module, attr, value in reversed(swapped):
             vars(module)[attr] = value
 
