@@ -339,13 +339,18 @@ def blocked_call(
             user = user.f_back
         stdlib_module = _module_of(outermost) or "threading"
         primitive = f"{stdlib_module}.{_qualname(outermost.f_code)}"
+        # The module to patch is the one that called threading/queue: another standard
+        # module (concurrent.futures._base waits on its futures' conditions) when the
+        # call came through one, else the user's.
+        caller = outermost.f_back
+        through = _module_of(caller) if caller is not None and caller is not user else None
         if user is None:
-            return BlockedCall(primitive, "?", "?", None)
+            return BlockedCall(primitive, "?", "?", through)
         return BlockedCall(
             primitive,
             f"{user.f_code.co_filename}:{user.f_lineno}",
             _qualname(user.f_code),
-            _module_of(user),
+            through or _module_of(user),
         )
     if _in_stdlib(top.f_code.co_filename):
         return None  # another stdlib module (I/O, subprocess, sleep...): not ours to judge

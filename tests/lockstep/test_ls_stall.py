@@ -6,6 +6,7 @@ detector's clock is injected, so no assertion depends on how long anything took.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import queue
 import select
@@ -161,6 +162,21 @@ def test_blocked_call_names_the_primitive_the_line_and_the_module(
         assert call.certain
     if rlock_holder is not None:
         rlock_holder.join(30)
+
+
+def _wait_for_a_future(future: concurrent.futures.Future[int]) -> None:
+    future.result()  # stall-site: future
+
+
+def test_a_wait_through_another_standard_module_names_that_module():
+    """``Future.result()`` waits on a real Condition inside ``concurrent.futures._base``:
+    the module to patch is that one, not the caller's (which has no primitive)."""
+    future: concurrent.futures.Future[int] = concurrent.futures.Future()
+    with _blocked(lambda: _wait_for_a_future(future), lambda: future.set_result(1)) as call:
+        assert call.primitive == "threading.Condition.wait"
+        assert call.location == f"{HERE}:{_line('# stall-site: future')}"
+        assert call.function == "_wait_for_a_future"
+        assert call.module == "concurrent.futures._base"
 
 
 def test_a_call_through_an_unresolvable_receiver_is_judged_by_its_shape():
