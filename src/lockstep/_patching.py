@@ -15,9 +15,9 @@ module defines (not in those it imports): default argument values (``def
 __init__(self, lock_factory=threading.Lock, clock=time.monotonic)``), class attributes
 (``clock = time.monotonic``) and real bases (``class Worker(threading.Thread)`` runs as
 a logical thread). A base whose stand-in has another instance layout
-(``threading.local``, ``queue.Queue``) cannot be swapped and stays real, and so do
-objects created before patching (a lock created at import time). Not thread-safe:
-patch from one thread.
+(``threading.local``, ``queue.SimpleQueue``: C types) cannot be swapped and stays real,
+and so do objects created before patching (a lock created at import time). Not
+thread-safe: patch from one thread.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def _swap_class_attributes(cls: type, swapped: list[tuple[object, str, Any]]) ->
     lockstep's control); record the originals in ``swapped``.
 
     A base whose stand-in has another instance layout cannot be swapped (``__bases__``
-    assignment refuses it: ``threading.local``, ``queue.Queue``); such a subclass stays
+    assignment refuses it: ``threading.local``, ``queue.SimpleQueue``); such a subclass stays
     real (``docs/races.md``).
     """
     bases = cls.__bases__

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import heapq
 import queue as _real_queue
+import types
 from collections import deque
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lockstep import _clock
 from lockstep._primitives import Condition, Lock
@@ -27,8 +28,21 @@ Empty = _real_queue.Empty
 Full = _real_queue.Full
 _T = TypeVar("_T")
 
+if TYPE_CHECKING:
+    from typing import Generic as _Subscriptable
+else:
 
-class Queue(Generic[_T]):
+    class _Subscriptable:
+        """``Queue[int]`` at run time without ``typing.Generic`` in the MRO: the real
+        ``queue.Queue`` has none either, so a class that subclasses it can have its base
+        swapped for this one (``__bases__`` assignment needs the same instance layout;
+        :func:`lockstep._patching.patched`)."""
+
+        def __class_getitem__(cls, item: Any) -> Any:
+            return types.GenericAlias(cls, item)
+
+
+class Queue(_Subscriptable[_T]):
     """queue.Queue: FIFO, optionally bounded by ``maxsize`` (<= 0: unbounded)."""
 
     def __init__(self, maxsize: int = 0) -> None:

@@ -18,6 +18,7 @@ from samples.defaults_module import Gate, Latch, Mailbox, Slots, Ticker, Worker
 
 import lockstep
 from lockstep import DporStrategy, RandomStrategy, explore
+from lockstep import queue as ls_queue
 from lockstep import threading as ls_threading
 from lockstep import time as ls_time
 
@@ -91,10 +92,11 @@ def test_thread_subclasses_defined_in_the_module_get_lockstep_bases() -> None:
     with lockstep.patched(defaults_module):
         assert Worker.__bases__ == (ls_threading.Thread,)
         assert Latch.__bases__ == (ls_threading.Event,)
-        assert Mailbox.__bases__ == (queue.Queue,)  # another layout: stays real
+        assert Mailbox.__bases__ == (ls_queue.Queue,)
         assert Slots.__bases__ == (threading.local,)
     assert Worker.__bases__ == (threading.Thread,)
     assert Latch.__bases__ == (threading.Event,)
+    assert Mailbox.__bases__ == (queue.Queue,)
 
 
 def _worker_scenario(locked: bool) -> None:
@@ -126,3 +128,23 @@ def test_a_thread_subclass_runs_as_a_logical_thread() -> None:
     assert locked.failure is None, locked.failure
     assert locked.exhausted
     assert locked.executions >= 2  # both orders of the two locked appends
+
+
+def test_a_queue_subclass_is_a_controlled_queue() -> None:
+    """A consumer waiting on an empty ``Mailbox`` (``queue.Queue`` subclass bound at
+    import) used to block on the real queue's condition: a stall. It is lockstep's now."""
+
+    def scenario() -> None:
+        box = Mailbox()
+        got = lockstep.watch([])
+        consumer = lockstep.spawn(lambda: got.append(box.get()))
+        box.put("mail")
+        consumer.join()
+        assert got == ["mail"]
+
+    result = explore(scenario, strategy=DporStrategy(), budget=50, patch=PATCH, stall_diagnosis=1.0)
+    assert result.failure is None, result.failure
+    assert result.exhausted
+    # Both orders of put and get were explored: with the real queue its operations were
+    # no switch points, and DPOR "explored every interleaving" in one execution.
+    assert result.executions >= 2

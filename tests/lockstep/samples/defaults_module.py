@@ -69,7 +69,7 @@ class Latch(threading.Event):
 
 
 class Mailbox(queue.Queue):
-    """Another instance layout than lockstep's queue: stays real (documented)."""
+    """A queue subclass: its base was bound when the module was imported."""
 
 
 class Slots(threading.local):
