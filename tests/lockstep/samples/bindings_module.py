@@ -1,9 +1,9 @@
-"""Primitives bound as default argument values, when the module was imported.
+"""Primitives a module binds when it is imported: defaults, class attributes, bases.
 
-``lockstep.patched`` renames the module's globals; these defaults were evaluated at
-import time, so patching must swap them too (``lock_factory=threading.Lock`` is how
+``lockstep.patched`` renames the module's globals; these were evaluated at import
+time, so patching must swap them too (``lock_factory=threading.Lock`` is how
 ``readerwriterlock`` builds its locks; ``timer=time.monotonic`` how ``cachetools``
-reads the clock).
+reads the clock; ``class Worker(threading.Thread)`` is everyday code).
 """
 
 import queue

@@ -1,10 +1,12 @@
-"""Patching swaps primitives bound as default argument values at import time.
+"""Patching swaps what a module bound at import time, not only its global names.
 
-``def __init__(self, lock_factory=threading.Lock)`` evaluates ``threading.Lock`` once,
-when the module is imported; renaming the module's globals does not reach it, so a
-patched module still built real locks: its synchronisation was invisible and the race
-detector reported the accesses it orders as data races (``readerwriterlock`` does
-exactly this).
+``def __init__(self, lock_factory=threading.Lock)``, ``clock = time.monotonic`` in a
+class body and ``class Worker(threading.Thread)`` / ``class Mailbox(queue.Queue)`` are
+all evaluated once, when the module is imported; renaming the module's globals does
+not reach them, so a patched module still built real locks, read the real clock and
+started real threads: its synchronisation was invisible, the race detector reported
+the accesses it orders as data races (``readerwriterlock`` builds its locks exactly
+this way), and DPOR "explored every interleaving" in one execution.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import queue
 import threading
 import time
 
-from samples import defaults_module, foreign_defaults
-from samples.defaults_module import Gate, Latch, Mailbox, Slots, Ticker, Worker
+from samples import bindings_module, foreign_defaults
+from samples.bindings_module import Gate, Latch, Mailbox, Slots, Ticker, Worker
 
 import lockstep
 from lockstep import DporStrategy, RandomStrategy, explore
@@ -22,24 +24,24 @@ from lockstep import queue as ls_queue
 from lockstep import threading as ls_threading
 from lockstep import time as ls_time
 
-PATCH = ["samples.defaults_module"]
+PATCH = ["samples.bindings_module"]
 
 
 def test_defaults_are_swapped_inside_and_restored_after() -> None:
     init = Gate.__init__
-    with lockstep.patched(defaults_module):
+    with lockstep.patched(bindings_module):
         assert init.__defaults__ == (ls_threading.Lock,)
         assert init.__kwdefaults__ == {"clock": ls_time.monotonic}
         assert Gate.Inner.make.__defaults__ == (ls_threading.Event,)
         assert Gate.Inner.lock.fget.__defaults__ == (ls_threading.RLock,)
-        assert defaults_module.make_lock.__defaults__ == (ls_threading.RLock,)
+        assert bindings_module.make_lock.__defaults__ == (ls_threading.RLock,)
         # defined in another module: not this module's to patch
         assert foreign_defaults.foreign.__defaults__ == (threading.Lock,)
     assert init.__defaults__ == (threading.Lock,)
     assert init.__kwdefaults__ == {"clock": time.monotonic}
     assert Gate.Inner.make.__defaults__ == (threading.Event,)
     assert Gate.Inner.lock.fget.__defaults__ == (threading.RLock,)
-    assert defaults_module.make_lock.__defaults__ == (threading.RLock,)
+    assert bindings_module.make_lock.__defaults__ == (threading.RLock,)
 
 
 def _two_bumps() -> None:
@@ -89,7 +91,7 @@ def test_class_attributes_are_swapped_and_a_builtin_stays_unbound() -> None:
 
 
 def test_thread_subclasses_defined_in_the_module_get_lockstep_bases() -> None:
-    with lockstep.patched(defaults_module):
+    with lockstep.patched(bindings_module):
         assert Worker.__bases__ == (ls_threading.Thread,)
         assert Latch.__bases__ == (ls_threading.Event,)
         assert Mailbox.__bases__ == (ls_queue.Queue,)
@@ -121,7 +123,7 @@ def test_a_thread_subclass_runs_as_a_logical_thread() -> None:
     )
     assert racy.failure is not None
     assert racy.failure.kind == "data-race"
-    assert "defaults_module.py" in racy.failure.message  # the worker's side, in Worker.run
+    assert "bindings_module.py" in racy.failure.message  # the worker's side, in Worker.run
     locked = explore(
         lambda: _worker_scenario(locked=True), strategy=DporStrategy(), budget=50, patch=PATCH
     )
