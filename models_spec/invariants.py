@@ -701,7 +701,9 @@ def check_i17(states: Sequence[Any] | None) -> None:
       condition holds, so for correct code this never happens;
     * a deadlock masked by timeouts: every live thread waits and some wait is
       bounded, so only a timeout can let anything run (lockstep reports the
-      unbounded case itself as a deadlock).
+      unbounded case itself as a deadlock). A wait whose time is already up (a
+      zero timeout: ``ThreadPoolExecutor.submit`` tries its idle semaphore with
+      ``acquire(timeout=0)``) is a try, not a wait: its timeout is the next step.
     """
     if states is None:
         raise InvariantSkipped("I17", "not inside a lockstep run")
@@ -715,7 +717,7 @@ def check_i17(states: Sequence[Any] | None) -> None:
                 f"can only {end}",
                 thread=state.name,
             )
-    if states and not any(s.runnable for s in states) and any(s.bounded for s in states):
+    if states and not any(s.runnable or s.due for s in states) and any(s.bounded for s in states):
         table = "; ".join(f"{s.name}: {s.waiting_for or 'runnable'}" for s in states)
         _fail(
             "I17",

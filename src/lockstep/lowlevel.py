@@ -60,6 +60,9 @@ class ThreadState:
       one), or none at all, does. The thread stays blocked until its timeout, or for
       ever. Waits by plain ``Condition.wait`` state no predicate and are never
       judged.
+    * ``due``: its wait is bounded and its time is already up (a zero timeout:
+      ``acquire(timeout=0)``, ``Event.wait(0)``; a try, not a wait), so timing it out
+      is the next thing that happens to it, not a wait that lasts.
     """
 
     name: str
@@ -68,6 +71,7 @@ class ThreadState:
     waiting_for: str
     bounded: bool
     lost_wakeup: bool
+    due: bool = False
 
 
 def _runnable(t: LogicalThread) -> bool:
@@ -112,8 +116,8 @@ def thread_states() -> tuple[ThreadState, ...] | None:
 
     For invariants about progress under the virtual clock: "no thread is left waiting
     for something that already holds" (any ``lost_wakeup``) and "never does every live
-    thread wait, so that only a timeout can end a wait" (none ``runnable``, some
-    ``bounded``). Predicates of ``Condition.wait_for`` are evaluated with the world
+    thread wait, so that only a timeout can end a wait" (none ``runnable`` or
+    ``due``, some ``bounded``). Predicates of ``Condition.wait_for`` are evaluated with the world
     stopped (lock operations inside them are no-ops); one that raises counts as false.
     """
     lt = current_logical_thread()
@@ -134,6 +138,7 @@ def thread_states() -> tuple[ThreadState, ...] | None:
                 waiting_for=waiting,
                 bounded=not runnable[t] and t.deadline is not None,
                 lost_wakeup=_lost_wakeup(run, t, runnable),
+                due=not runnable[t] and t.deadline is not None and t.deadline <= run.clock,
             )
         )
     return tuple(states)

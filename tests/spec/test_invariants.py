@@ -384,6 +384,10 @@ def test_i17_liveness() -> None:
         )
     unbounded = {**waiting, "bounded": False}
     check_i17([_state("main", runnable=False, waiting_for="Thread.join"), _state("R", **unbounded)])
+    # a zero-timeout try (its time is already up) is not a wait that lasts
+    trying = {**waiting, "waiting_for": "Semaphore.acquire Semaphore#1", "due": True}
+    check_i17([_state("main", **trying)])
+    check_i17([_state("main", **trying), _state("R", **waiting)])
     with pytest.raises(InvariantSkipped):
         check_i17(None)
 
