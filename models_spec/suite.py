@@ -55,6 +55,7 @@ from typing import Any, Final, TextIO
 import attrs
 
 import lockstep
+from lockstep.errors import UncontrolledThread
 from lockstep.report import abbreviate
 from lockstep.suites import SuiteOptions
 from models_spec.adapter import (
@@ -463,26 +464,37 @@ def _scenario_of(job: Job) -> Scenario:
 def run_job(job: Job) -> Cell:
     """Run every mode of `job`; write artifacts of failures; return its table row.
 
-    A stall (a thread stuck in code lockstep does not control) ends the cell: every
-    other mode would stall the same way.
+    A stall (a thread stuck in code lockstep does not control) or an uncontrolled
+    thread (a real OS thread started by code lockstep does not patch) ends the cell:
+    every other mode would meet it the same way.
     """
     scenario = _scenario_of(job)
     adapter = adapter_for(job.implementation, job.target, job.catalogue)
     results: list[ModeResult] = []
     for mode in job.modes:
         results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode), scenario))
-        if results[-1].kind == "stall":
+        if _harness_label(results[-1]):
             break
     return _cell(job, results, module_label(adapter))
 
 
+def _harness_label(result: ModeResult) -> str:
+    """Why lockstep could not run the code under test in this mode ("" when it could):
+    a stall, or a real OS thread started inside a run (``UncontrolledThread``)."""
+    if result.kind == "stall":
+        return "stall"
+    if result.kind == "exception" and result.label == UncontrolledThread.__name__:
+        return "uncontrolled thread"
+    return ""
+
+
 def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     # A divergence only says a recorded schedule no longer fits (stale corpus):
-    # it neither catches a variant nor fails the core. A stall is the harness
-    # failing to run the code (an uncontrolled primitive): an ERROR.
-    # (A known-bug variant may break the code that way on purpose: for a variant a
-    # stall is a failure like any other.)
-    stalled = [r for r in results if r.kind == "stall" and job.role != "variant"]
+    # it neither catches a variant nor fails the core. A stall or an uncontrolled
+    # thread is the harness failing to run the code (an uncontrolled primitive, a real
+    # OS thread): an ERROR. (A known-bug variant may break the code that way on
+    # purpose: for a variant it is a failure like any other.)
+    stalled = [r for r in results if _harness_label(r) and job.role != "variant"]
     failed = [r for r in results if r.kind and r.kind != "divergence" and r not in stalled]
     executions = sum(r.executions for r in results)
     elapsed = sum(r.elapsed for r in results)
@@ -495,7 +507,7 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         verdict = "SKIP"
         label = message = results[0].skipped or ""
     elif stalled:
-        verdict, label = "ERROR", "stall"
+        verdict, label = "ERROR", _harness_label(stalled[0])
         message = stalled[0].message
         explanation = stalled[0].explanation
     elif reached and sum(reached) == 0 and all(r.kind == "data-race" for r in failed):
