@@ -17,16 +17,10 @@ class PoolManager(SerialManager):
     down when it is done: a pool that outlived the scenario would leave its worker
     blocked at the end, which only the interpreter's exit hooks release)."""
 
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        **load_kwargs: Any,
-    ) -> None:
+    def add_model(self, *args: Any, **kwargs: Any) -> None:
         load = super().add_model
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(load, model_id, api_key, model_id_alias, **load_kwargs).result()
+            pool.submit(load, *args, **kwargs).result()
 
 
 class PoolManagerAdapter(SerialManagerAdapter):
