@@ -96,6 +96,7 @@ OP_KINDS: Final = frozenset(
     {
         "add",
         "remove",
+        "clear",
         "refresh",
         "lease",
         "acquire",
@@ -109,7 +110,7 @@ OP_KINDS: Final = frozenset(
         "lru",
     }
 )
-_NO_ID: Final = frozenset({"describe", "keys", "len", "lru"})
+_NO_ID: Final = frozenset({"clear", "describe", "keys", "len", "lru"})
 """Op kinds that take no model id (whole-stack observations)."""
 OP_NEEDS: Final[Mapping[str, frozenset[str]]] = {
     "refresh": frozenset({"refresh"}),
@@ -532,6 +533,7 @@ class Driver:
         inputs: dict[str, tuple[Any, ...]] = {
             "add": add,
             "remove": ("remove", mid),
+            "clear": ("clear",),
             "refresh": ("refresh", mid),
             "getitem": ("getitem", mid),
             "pin": ("pin", mid),
@@ -553,6 +555,8 @@ class Driver:
                     stack.add_model(mid, None, op.alias)
             elif kind == "remove":
                 stack.remove(mid)
+            elif kind == "clear":
+                stack.clear()
             elif kind == "refresh":
                 stack.refresh(mid)
             elif kind == "getitem":

@@ -63,6 +63,8 @@ __all__ = [
     "ScenarioError",
     "Setup",
     "World",
+    "basic_scenario",
+    "basic_scenarios",
     "default_scenarios",
     "get_scenario",
     "i15_skips",
@@ -154,6 +156,8 @@ class Scenario:
     needs: frozenset[str] = frozenset()
     linearizable: bool = True
     observe_lru_lock: bool = False
+    final: tuple[Op, ...] = attrs.field(default=(), converter=tuple)
+    """Ops the main thread performs after joining the threads, alone (before quiescence)."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -168,12 +172,14 @@ class Scenario:
         for name, ops in self.threads:
             if not ops or not all(isinstance(op, Op) for op in ops):
                 raise ScenarioError(f"scenario {self.id!r}: thread {name!r} needs a tuple of Op")
+        if not all(isinstance(op, Op) for op in self.final):
+            raise ScenarioError(f"scenario {self.id!r}: final needs a tuple of Op")
 
     @property
     def all_needs(self) -> frozenset[str]:
         """Declared needs plus what the ops need."""
         needs = set(self.needs)
-        for _, ops in self.threads:
+        for _, ops in (*self.threads, ("main", self.final)):
             for op in ops:
                 needs |= op.needs
         if self.setup.pins:
@@ -201,6 +207,8 @@ class Scenario:
         lines = [f"{self.id}: {self.title}"]
         for name, ops in self.threads:
             lines.append(f"  {name}: " + ", ".join(map(str, ops)))
+        if self.final:
+            lines.append("  main, after joining them: " + ", ".join(map(str, self.final)))
         return "\n".join(lines)
 
 
@@ -253,7 +261,8 @@ class World:
                 self.ghost.lock_probe = lambda: held_by_current_thread(lock)
 
     def run(self) -> None:
-        """Preload, register invariants, run the threads, check quiescence and I15."""
+        """Preload, register invariants, run the threads, the final ops, check quiescence
+        and I15."""
         driver = self.driver
         for check in driver.state_checks():
             lockstep.add_invariant(check)
@@ -274,6 +283,8 @@ class World:
         ]
         for thread in threads:
             thread.join()
+        for op in self.scenario.final:
+            driver.perform(op, "main")
         driver.quiescence(linearizable=self.scenario.linearizable)
 
     def _thread_body(self, name: str, ops: tuple[Op, ...]) -> None:
@@ -318,6 +329,66 @@ def random_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
         ),
         needs=frozenset({"lru", "refresh", "leases"}),
     )
+
+
+_BASIC_KINDS: Final = ("add", "add", "remove", "remove", "getitem", "contains", "keys", "len")
+
+
+def basic_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
+    """A seeded random scenario that needs no capability: `random_scenario` for any manager.
+
+    Only the operations every manager has (add, remove, ``[]``, ``in``,
+    ``keys()``, ``len()``) over ids a, b, c, with one id preloaded and the
+    first unload of every id scripted to fail, so that a manager with nothing
+    beyond the basic protocol still has its failure paths judged: a failed
+    remove keeps the model (I5, I15), a failed load leaves nothing (p = 0.15).
+    T1 starts by removing the preloaded id and T2 by adding it again; every
+    other op is drawn from the seed. Once they are done, the main thread
+    clears the manager alone: ``clear()`` must attempt every model, keep the
+    ones whose unload failed and raise their errors together.
+    A pure function of its arguments; raises `ScenarioError` for bad sizes.
+    """
+    for name, value in (("threads", threads), ("ops", ops)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
+            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScenarioError(f"seed must be an int (got {seed!r})")
+    rng = random.Random(f"basic-{seed}")
+
+    def op() -> Op:
+        kind, model_id = rng.choice(_BASIC_KINDS), rng.choice(_IDS)
+        return Op(kind) if kind in ("keys", "len") else Op(kind, model_id)
+
+    preloaded = rng.choice(_IDS)
+    # The first two threads start on the preloaded id, whose removal fails once: a
+    # removal racing a re-add and the rest, so that the failure path always runs.
+    firsts = [Op("remove", preloaded), Op("add", preloaded)]
+    body = [
+        (f"T{t + 1}", [firsts[t] if t < len(firsts) else op(), *(op() for _ in range(ops - 1))])
+        for t in range(threads)
+    ]
+    return Scenario(
+        f"basic-{seed}",
+        (),
+        f"seeded random, basic operations only: {threads} threads x {ops} ops, "
+        "every first unload fails",
+        body,
+        Setup(
+            max_size=2,
+            preload=(preloaded,),
+            unload_failures=dict.fromkeys(_IDS, (1,)),
+            seed=seed,
+            p_load=0.15,
+        ),
+        final=(Op("clear"),),
+    )
+
+
+def basic_scenarios(count: int = 2, *, first_seed: int = 1) -> tuple[Scenario, ...]:
+    """`count` basic scenarios with consecutive seeds from `first_seed`."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ScenarioError(f"count must be an int >= 0 (got {count!r})")
+    return tuple(basic_scenario(first_seed + k) for k in range(count))
 
 
 def random_scenarios(count: int = 3, *, first_seed: int = 1) -> tuple[Scenario, ...]:
@@ -365,27 +436,30 @@ def named_scenarios() -> Mapping[str, Scenario]:
 
 def default_scenarios() -> Mapping[str, Scenario]:
     """Every scenario the suite runs by default: the named ones, the `SPECIFIED`
-    ones, then three random ones."""
+    ones, three random ones, then two basic ones (no capability needed)."""
     return {
         **named_scenarios(),
         **specified_scenarios(),
         **{s.id: s for s in random_scenarios()},
+        **{s.id: s for s in basic_scenarios()},
     }
 
 
 def get_scenario(scenario_id: str) -> Scenario:
-    """The scenario called `scenario_id` (named, or ``random-<seed>``).
+    """The scenario called `scenario_id` (named, ``random-<seed>`` or ``basic-<seed>``).
 
     Raises `ScenarioError` naming the known ids.
     """
     named = {**named_scenarios(), **specified_scenarios()}
     if scenario_id in named:
         return named[scenario_id]
-    if isinstance(scenario_id, str) and scenario_id.startswith("random-"):
-        try:
-            return random_scenario(int(scenario_id.removeprefix("random-")))
-        except ValueError:
-            pass
+    for prefix, make in (("random-", random_scenario), ("basic-", basic_scenario)):
+        if isinstance(scenario_id, str) and scenario_id.startswith(prefix):
+            try:
+                return make(int(scenario_id.removeprefix(prefix)))
+            except ValueError:
+                pass
     raise ScenarioError(
-        f"unknown scenario {scenario_id!r}; known: {', '.join(named)} or random-<seed>"
+        f"unknown scenario {scenario_id!r}; known: {', '.join(named)}, random-<seed> "
+        "or basic-<seed>"
     )

@@ -9,8 +9,11 @@ from lockstep.suites import SuiteOptions
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.scenarios import (
     Op,
+    Scenario,
     ScenarioError,
     Setup,
+    basic_scenario,
+    basic_scenarios,
     default_scenarios,
     get_scenario,
     named_scenarios,
@@ -30,6 +33,26 @@ def test_every_named_scenario_has_one_bug_and_a_stable_id() -> None:
         assert scenario_id.startswith(f"{scenario.bugs[0]}-")
     assert list(SCENARIOS)[: len(NAMED)] == list(NAMED)
     assert [s for s in SCENARIOS if s.startswith("random-")] == ["random-1", "random-2", "random-3"]
+    assert [s for s in SCENARIOS if s.startswith("basic-")] == ["basic-1", "basic-2"]
+
+
+def test_basic_scenarios_need_nothing_and_always_fail_an_unload() -> None:
+    """Any manager runs them; each removes its preloaded id, whose first unload fails,
+    while another thread adds it again; a pure function of the seed."""
+    assert basic_scenario(7) == basic_scenario(7)
+    assert basic_scenario(7) != basic_scenario(8)
+    assert basic_scenarios(2, first_seed=7) == (basic_scenario(7), basic_scenario(8))
+    assert get_scenario("basic-42") == basic_scenario(42)
+    for seed in range(1, 30):
+        scenario = basic_scenario(seed)
+        assert scenario.all_needs == frozenset()
+        assert scenario.supported_by(BareManagerAdapter())
+        (preloaded,) = scenario.setup.preload
+        assert scenario.threads[0][1][0] == Op("remove", preloaded)
+        assert scenario.threads[1][1][0] == Op("add", preloaded)
+        assert dict(scenario.setup.unload_failures)[preloaded] == (1,)
+        assert scenario.final == (Op("clear"),)
+    assert basic_scenario(1).describe().endswith("\n  main, after joining them: clear")
 
 
 def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
@@ -48,6 +71,15 @@ def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
         (lambda: random_scenario(1, threads=0), "threads must be an int in 1..6"),
         (lambda: random_scenario("1"), "seed must be an int"),  # type: ignore[arg-type]
         (lambda: random_scenarios(-1), "count must be an int >= 0"),
+        (lambda: basic_scenario(1, ops=7), "ops must be an int in 1..6"),
+        (lambda: basic_scenario(None), "seed must be an int"),  # type: ignore[arg-type]
+        (lambda: basic_scenarios(True), "count must be an int >= 0"),
+        (lambda: get_scenario("basic-x"), "or basic-<seed>"),
+        (lambda: Op("clear", "a"), "op 'clear' takes no model_id"),
+        (
+            lambda: Scenario("S", (), "t", [("T1", [Op("keys")])], final=["clear"]),
+            "final needs a tuple of Op",
+        ),
         (lambda: get_scenario("B99-nothing"), "unknown scenario 'B99-nothing'"),
         (lambda: Op("remove", "X", alias="A"), "alias is for add and acquire"),
         (lambda: Op("add", "X", body_raises=True), "body_raises is for lease and acquire"),
