@@ -95,6 +95,11 @@ class UpstreamStack:
         with _translated():
             self.top.remove(model_id)
 
+    def clear(self) -> None:
+        """``top.clear()`` (1.8.3 removes the ids one by one and stops at the first failure)."""
+        with _translated():
+            self.top.clear()
+
     def refresh(self, model_id: str) -> None:
         """An inference request for `model_id` (refreshes the LRU, runs the model)."""
         with _translated():

@@ -28,6 +28,7 @@ class Finding:
 
 _STACK = "inference-stack"
 _MANAGER = "inference-manager"
+_NEVER_DISPOSE = "inference-manager-never-dispose"
 
 _DUPLICATE = Finding(
     "B7",
@@ -41,6 +42,14 @@ _REMOVE_TIMEOUT_AFTER_DELETE = Finding(
     "entry; that wait times out, so a successful remove raises "
     "ModelManagerLockAcquisitionError (needs the 60 s state-lock wait to expire while another "
     "thread holds `_state_lock`); lock disposal is the cause: the control never waits there",
+)
+
+_CLEAR_STOPS = Finding(
+    "semantics-9",
+    "not a reported bug: 1.8.3's clear() removes the ids one by one and lets the first failure "
+    "out, so the main thread's final clear() raises that unload's ScriptedUnloadError itself "
+    "instead of an ExceptionGroup, and the ids after it are never attempted (chosen semantics "
+    "9 of upstream-bugs.md: clear() attempts every id and raises the failures together)",
 )
 
 FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
@@ -141,6 +150,24 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
         "H's constructor fails; the error path waits for `_state_lock` to dispose the lock "
         "entry and that wait times out: the add raises ModelManagerLockAcquisitionError "
         "instead of the loader's error (masked)",
+    ),
+    (_STACK, "basic-1", "I4"): _DUPLICATE,
+    (_MANAGER, "basic-1", "I15"): _CLEAR_STOPS,
+    (_MANAGER, "basic-2", "I15"): _CLEAR_STOPS,
+    (_NEVER_DISPOSE, "basic-1", "I15"): _CLEAR_STOPS,
+    (_NEVER_DISPOSE, "basic-2", "I15"): _CLEAR_STOPS,
+    (_STACK, "basic-2", "I3"): Finding(
+        "B4",
+        "T1's remove(a) has dropped a from the LRU and is inside a's clear_cache (which fails); "
+        "T2's add_model(a) sees a still registered through the cache's unlocked `if queue_id "
+        "in self` check and returns success at once: it returned while its model was being "
+        "torn down, with no instant at which a had a live model for it",
+    ),
+    (_STACK, "basic-2", "I4"): Finding(
+        "B5",
+        "remove(a) drops a from the LRU first; the inner remove then fails in a's first "
+        "clear_cache (scripted): a stays loaded but is no longer in the LRU, so it can never "
+        "be evicted",
     ),
 }
 """The failures found on the verified version (see the module docstring)."""
