@@ -252,12 +252,25 @@ _TRACKED: dict[type, type] = {}
 _BASE_OF: dict[type, type] = {}
 
 
+_FAMILY_OF: dict[type, type | None] = {}
+_FAMILY_CACHE_SIZE = 4096  # classes made at run time (one per call, say) must not pile up
+
+
 def container_family(cls: type) -> type | None:
     """dict, set, list or deque when ``cls`` is (a subclass of) one, else None."""
+    try:
+        return _FAMILY_OF[cls]
+    except KeyError:
+        pass
+    found = None
     for family in CONTAINER_TYPES:
         if issubclass(cls, family):
-            return family
-    return None
+            found = family
+            break
+    if len(_FAMILY_OF) >= _FAMILY_CACHE_SIZE:
+        _FAMILY_OF.clear()
+    _FAMILY_OF[cls] = found
+    return found
 
 
 def is_tracked_container(obj: object) -> bool:
