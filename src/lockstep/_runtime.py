@@ -517,6 +517,8 @@ class Run:
 
     def _check_invariants(self, current: LogicalThread | None) -> bool:
         self.in_invariant = True
+        memory = self.memory
+        swapped = memory.quiet() if memory is not None else None
         try:
             for invariant in self.invariants:
                 try:
@@ -535,6 +537,8 @@ class Run:
                     )
                     return False
         finally:
+            if memory is not None and swapped:
+                memory.wake(swapped)
             self.in_invariant = False
         return True
 

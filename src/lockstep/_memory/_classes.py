@@ -15,10 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["make_subclass", "set_class"]
+__all__ = ["QUIET", "make_subclass", "set_class"]
 
 _MISSING = object()
 _OBJECT_CLASS: Any = vars(object)["__class__"]
+
+QUIET: dict[type, type] = {}
+"""Tracked class -> a class with the same layout that tracks nothing (the base class
+itself, or for a builtin container an empty subclass of it): what watched objects
+are switched to while invariants run (``MemoryState.quiet``). Filled as tracked
+classes are made."""
 
 
 def set_class(obj: object, cls: type) -> None:

@@ -518,13 +518,20 @@ def tracked_class(base: Any) -> type:
             namespace["__getitem__"] = _defaultdict_getitem(base.__getitem__)
         if issubclass(base, OrderedDict):
             namespace["move_to_end"] = _move_to_end(base.move_to_end)
-    from lockstep._memory._classes import make_subclass  # noqa: PLC0415
+    from lockstep._memory._classes import QUIET, make_subclass  # noqa: PLC0415
 
     module = "lockstep.watched" if base in _BUILTINS else base.__module__
     tracked = make_subclass(base, namespace, module=module)
     tracked.__reduce_ex__ = _reduce_ex(tracked, base)  # type: ignore[method-assign]
+    if base in _BUILTINS:
+        # A builtin's instances cannot take its class back: an empty subclass stands in.
+        quiet = make_subclass(base, {}, module=module)
+        quiet.__reduce_ex__ = _reduce_ex(quiet, base)  # type: ignore[method-assign]
+    else:
+        quiet = base
     _TRACKED[base] = tracked
     _BASE_OF[tracked] = base
+    QUIET[tracked] = quiet
     return tracked
 
 

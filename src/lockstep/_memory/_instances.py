@@ -47,6 +47,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from lockstep._memory._classes import QUIET
 from lockstep._memory._containers import CONTAINER_TYPES, replace_class
 from lockstep._memory._state import MemoryState, active_run
 from lockstep._runtime import LogicalThread, _tls
@@ -319,6 +320,7 @@ def tracked_instance_class(cls: Any) -> type:
     type.__setattr__(tracked, "__reduce_ex__", __reduce_ex__)
     _TRACKED[cls] = tracked
     _BASE_OF[tracked] = cls
+    QUIET[tracked] = cls
     _INSTALL[tracked] = install
     # Class-level plain values (defaults an instance may shadow) and cached properties.
     for klass in reversed(cls.__mro__):

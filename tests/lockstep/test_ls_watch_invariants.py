@@ -1,0 +1,153 @@
+"""Watched state while invariants run: read at C speed, recorded nowhere, tracked again after.
+
+While ``Run`` checks invariants, every watched object wears a class that tracks
+nothing (``MemoryState.quiet``): a tracked dict copied with ``dict(x)`` would
+otherwise call a Python method per key. These tests pin what that must not change.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict, deque
+from typing import Any
+
+import lockstep
+from lockstep import watch
+
+
+class Book:
+    def __init__(self) -> None:
+        self.count = 0
+        self.items: dict[str, int] = {"a": 1}
+        self.order: list[str] = ["a"]
+        self.seen: set[str] = {"a"}
+        self.queue: deque[str] = deque(["a"])
+        self.lru: OrderedDict[str, int] = OrderedDict(a=1)
+        self.groups: defaultdict[str, list[int]] = defaultdict(list)
+
+
+def _explore(body: Any, **options: Any) -> lockstep.ExploreResult:
+    return lockstep.explore(
+        body,
+        strategy=lockstep.RandomStrategy(0),
+        budget=20,
+        shrink=False,
+        progress=False,
+        **options,
+    )
+
+
+def test_invariants_read_watched_state_correctly_and_record_nothing() -> None:
+    """Copies and reads in an invariant see the current values (of every container kind)
+    and add no step: the same steps with and without the invariant."""
+    seen: list[tuple[Any, ...]] = []
+
+    def program(check: bool) -> Any:
+        def body() -> None:
+            book = watch(Book())
+            lock = lockstep.threading.Lock()
+            if check:
+
+                def invariant() -> None:
+                    state = (
+                        book.count,
+                        dict(book.items),
+                        list(book.order),
+                        set(book.seen),
+                        list(book.queue),
+                        list(book.lru.items()),
+                        dict(book.groups),
+                    )
+                    assert state[0] == len(state[2]) - 1, state
+                    seen.append(state)
+
+                lockstep.add_invariant(invariant)
+
+            def worker(name: str) -> None:
+                with lock:
+                    book.count += 1
+                    book.items[name] = book.count
+                    book.order.append(name)
+                    book.seen.add(name)
+                    book.queue.append(name)
+                    book.lru[name] = book.count
+                    book.groups[name].append(book.count)
+
+            threads = [lockstep.spawn(worker, n) for n in ("x", "y")]
+            for t in threads:
+                t.join()
+
+        return body
+
+    with_checks = _explore(program(True))
+    without = _explore(program(False))
+    assert with_checks.failure is None, with_checks.failure
+    assert with_checks.steps == without.steps
+    assert seen, "the invariant ran"
+    last = seen[-1]
+    assert last[0] == 2
+    assert last[1] == {"a": 1, "x": 1, "y": 2} or last[1] == {"a": 1, "y": 1, "x": 2}
+    assert last[6]
+    assert all(isinstance(v, list) for v in last[6].values())
+
+
+def test_watched_state_is_tracked_again_after_each_invariant() -> None:
+    """A race between two threads after many invariant checks is still reported; the
+    object is of its tracked class in the threads, of its own class in invariants and
+    after the execution."""
+    own_class: dict[str, set[bool]] = {"thread": set(), "invariant": set()}
+    book = Book()
+
+    def body() -> None:
+        watch(book)
+
+        def invariant() -> None:
+            own_class["invariant"].add(type(book) is Book)
+
+        lockstep.add_invariant(invariant)
+
+        def unlocked() -> None:
+            own_class["thread"].add(type(book) is Book)
+            book.count += 1
+
+        threads = [lockstep.spawn(unlocked) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    result = _explore(body)
+    assert result.failure is not None
+    assert result.failure.kind == "data-race", result.failure.message
+    assert "Book#1.count" in result.failure.message
+    assert type(book) is Book, "the execution's end gives the object its class back"
+    assert type(book.items) is dict or type(book.items).__name__ == "dict"
+    # While invariants run the object wears its own class (nothing tracked, C speed);
+    # in the threads, the tracked subclass.
+    assert own_class == {"thread": {False}, "invariant": {True}}
+
+
+def test_an_invariant_that_fails_leaves_the_objects_restored() -> None:
+    """The invariant's failure ends the execution; the watched instance gets its own
+    class back and its containers keep their contents."""
+    book = Book()
+
+    def body() -> None:
+        watch(book)
+
+        def invariant() -> None:
+            if book.count:
+                raise AssertionError("count moved")
+
+        lockstep.add_invariant(invariant)
+        lock = lockstep.threading.Lock()
+
+        def bump() -> None:
+            with lock:
+                book.count += 1
+                book.items["z"] = 9
+
+        lockstep.spawn(bump).join()
+
+    result = _explore(body)
+    assert result.failure is not None
+    assert result.failure.kind == "invariant"
+    assert type(book) is Book
+    assert book.items == {"a": 1, "z": 9}
