@@ -140,6 +140,7 @@ def run_execution(
     try:
         run.execute(scenario, main)
     finally:
+        run.restore_exit_globals()
         if run.memory is not None:
             run.memory.close()
     return run

@@ -28,7 +28,7 @@ import importlib
 import queue as _real_queue
 import threading as _real_threading
 import time as _real_time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FunctionType, ModuleType
 from typing import Any
@@ -99,6 +99,31 @@ def stand_in_for(obj: object) -> object | None:
     return _MAPPING.get(id(obj))
 
 
+_ACTIVE: list[ModuleType] = []
+"""The modules patched now (a module patched twice, nested, is listed twice)."""
+
+
+def exit_hooks() -> list[Callable[[], object]]:
+    """The interpreter-exit hooks the patched modules registered, in the order the
+    interpreter runs them: what ``threading._register_atexit`` recorded for a function
+    of a patched module (``concurrent.futures.thread`` registers the one that stops
+    idle pool workers), last registered first, as ``threading._shutdown`` does."""
+    registered = getattr(_real_threading, "_threading_atexits", None) or []
+    namespaces = {id(vars(module)) for module in _ACTIVE}
+    return [
+        hook
+        for hook in reversed(registered)
+        if id(hook_globals(hook)) in namespaces
+    ]
+
+
+def hook_globals(hook: object) -> dict[str, Any] | None:
+    """The module globals of an exit hook (registered as a ``functools.partial``)."""
+    function = getattr(hook, "func", hook)
+    found: dict[str, Any] | None = getattr(function, "__globals__", None)
+    return found
+
+
 @contextmanager
 def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
     """Swap threading/time/queue/heapq/datetime names in ``modules`` for the duration of the block.
@@ -135,8 +160,12 @@ def patched(*modules: ModuleType | str) -> Iterator[tuple[ModuleType, ...]]:
                     _swap_defaults(defined, bindings)
                 else:
                     _swap_class_attributes(defined, bindings)
+        _ACTIVE.extend(resolved)
         yield resolved
     finally:
+        for module in resolved:
+            if module in _ACTIVE:
+                _ACTIVE.remove(module)
         for owner, attr, old in reversed(bindings):
             setattr(owner, attr, old)
         for module, attr, value in reversed(swapped):

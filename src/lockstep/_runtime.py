@@ -41,6 +41,7 @@ import operator
 import os
 import sys
 import threading as _real_threading
+import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -316,6 +317,8 @@ class Run:
         # Watched memory (lockstep._memory): None until the execution's first watch();
         # ``races``: whether its race detector reports data races.
         self.memory: MemoryState | None = None
+        # Module namespaces whose exit hooks ran, with their globals before (_interpreter_exit).
+        self._exit_globals: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.races = races
 
     # -- ids and names ---------------------------------------------------------------
@@ -387,6 +390,8 @@ class Run:
             lt.pending = None
             try:
                 lt.target()
+                if lt.index == 0:
+                    self._interpreter_exit(lt)
             except _Abort:
                 return None
             except SystemExit:
@@ -415,6 +420,55 @@ class Run:
             return None
         finally:
             lt.finished = True
+
+    def _interpreter_exit(self, main: LogicalThread) -> None:
+        """What the interpreter does when the main thread's code is done, before it waits
+        for the other non-daemon threads: run the exit hooks the patched modules
+        registered (``threading._register_atexit``). Only when such a thread is still
+        alive: without them an idle ``ThreadPoolExecutor`` worker would wait forever
+        and read as a deadlock. The globals a hook rebinds (``_shutdown = True``) get
+        their values back when the execution ends (:meth:`restore_exit_globals`)."""
+        if not any(t is not main and not t.finished and not t.daemon for t in self.threads):
+            return
+        from lockstep._patching import exit_hooks, hook_globals  # noqa: PLC0415 - a cycle
+
+        for hook in exit_hooks():
+            namespace = hook_globals(hook)
+            if namespace is not None:
+                self._forget_earlier_threads(namespace)
+                self._exit_globals.append((namespace, dict(namespace)))
+            hook()
+
+    def _forget_earlier_threads(self, namespace: dict[str, Any]) -> None:
+        """Drop the threads of earlier executions from the module's thread registries (a
+        dict or WeakKeyDictionary keyed by thread, as ``concurrent.futures.thread``'s
+        ``_threads_queues``): they ended with their execution, and the exit hook would
+        otherwise join them (and feed their queues) from this one."""
+        from lockstep._primitives import Thread  # noqa: PLC0415 - primitives import us
+
+        for value in list(namespace.values()):
+            if not isinstance(value, dict | weakref.WeakKeyDictionary):
+                continue
+            stale = [
+                key
+                for key in list(value.keys())
+                if isinstance(key, Thread)
+                and key._ls_thread is not None
+                and key._ls_thread.run is not self
+            ]
+            for key in stale:
+                value.pop(key, None)
+
+    def restore_exit_globals(self) -> None:
+        """Give the module globals that exit hooks rebound their values back (the next
+        execution, and the program after the exploration, see the module as before)."""
+        for namespace, saved in reversed(self._exit_globals):
+            for name in [name for name in namespace if name not in saved]:
+                del namespace[name]
+            for name, value in saved.items():
+                if namespace.get(name, saved) is not value:
+                    namespace[name] = value
+        self._exit_globals.clear()
 
     def _fail_exception(self, lt: LogicalThread, exc: BaseException | None) -> None:
         self.fail(

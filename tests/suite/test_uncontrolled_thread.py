@@ -40,3 +40,17 @@ def test_a_real_thread_in_the_target_is_an_error_naming_the_module() -> None:
         assert row[2:5] == ["ERROR", "uncontrolled", "thread"], row
         assert row[5] == "1"  # the cell stopped at the first mode that met it
     assert "probably 'concurrent.futures.thread'" in text
+
+
+def test_a_pool_that_outlives_the_scenario_passes_when_its_modules_are_patched() -> None:
+    """Its idle workers stop at the main thread's end, as the interpreter's exit hook
+    stops them (they used to be reported as a deadlock in every cell)."""
+    out = io.StringIO()
+    target = "tests.suite.pool_target:LongPoolManagerAdapter"
+    status = ModelManagerSuite(stream=out).run(SuiteOptions(target=target, jobs=1, budget=5))
+    text = out.getvalue()
+    assert status == 0, text
+    rows = [line.split() for line in text.splitlines() if " long-pool-manager " in line]
+    ran = [row for row in rows if row[2] != "SKIP"]
+    assert ran, text
+    assert all(row[2] == "PASS" for row in ran), text
