@@ -704,6 +704,9 @@ def check_i17(states: Sequence[Any] | None) -> None:
       unbounded case itself as a deadlock). A wait whose time is already up (a
       zero timeout: ``ThreadPoolExecutor.submit`` tries its idle semaphore with
       ``acquire(timeout=0)``) is a try, not a wait: its timeout is the next step.
+      When only daemon threads are left (the main thread's code is done), the
+      program is ending: the interpreter does not wait for them (a TTL
+      ``Timer`` counting down is not a deadlock).
     """
     if states is None:
         raise InvariantSkipped("I17", "not inside a lockstep run")
@@ -717,7 +720,12 @@ def check_i17(states: Sequence[Any] | None) -> None:
                 f"can only {end}",
                 thread=state.name,
             )
-    if states and not any(s.runnable or s.due for s in states) and any(s.bounded for s in states):
+    if (
+        states
+        and not any(s.runnable or s.due for s in states)
+        and any(s.bounded for s in states)
+        and not all(s.daemon for s in states)
+    ):
         table = "; ".join(f"{s.name}: {s.waiting_for or 'runnable'}" for s in states)
         _fail(
             "I17",

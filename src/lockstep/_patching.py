@@ -110,11 +110,7 @@ def exit_hooks() -> list[Callable[[], object]]:
     idle pool workers), last registered first, as ``threading._shutdown`` does."""
     registered = getattr(_real_threading, "_threading_atexits", None) or []
     namespaces = {id(vars(module)) for module in _ACTIVE}
-    return [
-        hook
-        for hook in reversed(registered)
-        if id(hook_globals(hook)) in namespaces
-    ]
+    return [hook for hook in reversed(registered) if id(hook_globals(hook)) in namespaces]
 
 
 def hook_globals(hook: object) -> dict[str, Any] | None:

@@ -641,10 +641,18 @@ class Run:
         if not running:
             return None  # every non-daemon thread finished: the execution is complete
         if not choices:
+            at_exit = ""
+            if self.threads[0].finished:
+                at_exit = (
+                    ": the main thread's code is done, and the interpreter would wait at "
+                    "exit for ever for the non-daemon threads left (stop them before the "
+                    "end, make them daemon threads, or patch the module whose exit hook "
+                    "stops them)"
+                )
             self.fail(
                 "deadlock",
                 f"deadlock after {self.step} steps: every live thread is blocked "
-                "and none has a pending timeout",
+                f"and none has a pending timeout{at_exit}",
                 deadlock=tuple(self._blocked_row(t) for t in self.threads if not t.finished),
             )
             return None

@@ -92,6 +92,8 @@ def test_without_a_hook_a_thread_left_waiting_is_still_a_deadlock() -> None:
     assert result.failure is not None
     assert result.failure.kind == "deadlock"
     assert [row.thread_name for row in result.failure.deadlock] == ["forgotten"]
+    assert "the main thread's code is done" in result.failure.message
+    assert "would wait at exit for ever" in result.failure.message
 
 
 def test_hooks_do_not_run_when_nothing_is_left_running() -> None:

@@ -388,6 +388,16 @@ def test_i17_liveness() -> None:
     trying = {**waiting, "waiting_for": "Semaphore.acquire Semaphore#1", "due": True}
     check_i17([_state("main", **trying)])
     check_i17([_state("main", **trying), _state("R", **waiting)])
+    # only daemon threads left (a TTL timer counting down): the program is ending
+    daemon_timer = {**waiting, "waiting_for": "Event.wait Event#1", "daemon": True}
+    check_i17([_state("Thread-1", **daemon_timer), _state("Thread-2", **daemon_timer)])
+    with pytest.raises(InvariantViolation, match="masked by timeouts"):
+        check_i17(
+            [
+                _state("main", runnable=False, waiting_for="Thread.join"),
+                _state("Thread-1", **daemon_timer),
+            ]
+        )
     with pytest.raises(InvariantSkipped):
         check_i17(None)
 
