@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import attrs
 
+from lockstep._fastattrs import fast_constructor
 from lockstep._primitives import Condition, Lock, RLock
 from lockstep._runtime import LogicalThread, Run, current_logical_thread
 
@@ -111,6 +112,9 @@ def _lost_wakeup(run: Run, t: LogicalThread, runnable: dict[LogicalThread, bool]
         run.in_invariant = saved
 
 
+_new_state = fast_constructor(ThreadState)  # built for every live thread at every step
+
+
 def thread_states() -> tuple[ThreadState, ...] | None:
     """The live threads of the current execution, in thread order; None outside a run.
 
@@ -127,18 +131,24 @@ def thread_states() -> tuple[ThreadState, ...] | None:
     live = [t for t in run.threads if not t.finished]
     runnable = {t: _runnable(t) for t in live}
     states = []
+    make = _new_state
     for t in live:
+        if runnable[t]:
+            # A runnable thread waits for nothing (and so has no lost wake-up).
+            states.append(make(t.name, t.daemon, True, "", False, False, False))
+            continue
         pending = t.pending
-        waiting = "" if runnable[t] or pending is None else f"{pending.kind} {pending.label}"
+        waiting = "" if pending is None else f"{pending.kind} {pending.label}"
+        deadline = t.deadline
         states.append(
-            ThreadState(
-                name=t.name,
-                daemon=t.daemon,
-                runnable=runnable[t],
-                waiting_for=waiting,
-                bounded=not runnable[t] and t.deadline is not None,
-                lost_wakeup=_lost_wakeup(run, t, runnable),
-                due=not runnable[t] and t.deadline is not None and t.deadline <= run.clock,
+            make(
+                t.name,
+                t.daemon,
+                False,
+                waiting,
+                deadline is not None,
+                _lost_wakeup(run, t, runnable),
+                deadline is not None and deadline <= run.clock,
             )
         )
     return tuple(states)

@@ -9,6 +9,7 @@ from lockstep import explore, spawn
 from lockstep._fastattrs import fast_constructor
 from lockstep._schedule import Choice
 from lockstep._trace import LazySteps, OpDescriptor, PrimitiveId, StepRecord
+from lockstep.lowlevel import ThreadState
 from lockstep.strategies import ExecutionOutcome, StepContext
 
 
@@ -40,6 +41,10 @@ def test_fast_constructor_builds_the_same_frozen_value(backend):
         fast.index = 5  # type: ignore[misc]
     op = fast_constructor(OpDescriptor)("checkpoint", None, "x", "?")
     assert op == OpDescriptor("checkpoint", None, "x")
+    fields = ("T1", True, False, "Event.wait Event#1", True, False, True)
+    state = fast_constructor(ThreadState)(*fields)
+    assert state == ThreadState(*fields)
+    assert repr(state) == repr(ThreadState(*fields))
 
 
 def test_fast_constructor_refuses_classes_it_cannot_build_exactly(backend):
