@@ -103,6 +103,32 @@ def _settled_free_fraction(probe: TorchCudaMemoryProbe) -> float:
     return float(fraction)
 
 
+def _pressure_stack(
+    probe: TorchCudaMemoryProbe,
+    stacks: list[WithFixedSizeCache],
+    *,
+    model_fraction: float,
+    models_below_now: float,
+) -> tuple[WithFixedSizeCache, int, float, float]:
+    """A cache of models of ``model_fraction`` of the device each, whose memory
+    threshold is ``models_below_now`` models' worth below the free fraction now.
+
+    Returns the stack (registered in ``stacks``), a model's bytes, its fraction of
+    the device and the threshold.
+    """
+    unit = _unit(model_fraction)
+    unit_fraction = unit / torch.cuda.mem_get_info()[1]
+    threshold = _settled_free_fraction(probe) - models_below_now * unit_fraction
+    stack = WithFixedSizeCache(
+        ModelManager(_Registry(unit)),
+        max_size=32,
+        memory_probe=probe,
+        memory_free_threshold=threshold,
+    )
+    stacks.append(stack)
+    return stack, unit, unit_fraction, threshold
+
+
 @pytest.fixture
 def device_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The device for this test alone among the suite's processes (pytest-xdist workers).
@@ -155,17 +181,10 @@ def test_memory_pressure_keeps_free_memory_near_the_threshold(
     probe: TorchCudaMemoryProbe, stacks: list[WithFixedSizeCache]
 ) -> None:
     """Adds one by one: least recent evicted first, freed for real, within one model."""
-    unit = _unit(0.05)
-    unit_fraction = unit / torch.cuda.mem_get_info()[1]
-    threshold = _settled_free_fraction(probe) - 3.4 * unit_fraction
     base = torch.cuda.memory_allocated()
-    stack = WithFixedSizeCache(
-        ModelManager(_Registry(unit)),
-        max_size=32,
-        memory_probe=probe,
-        memory_free_threshold=threshold,
+    stack, unit, unit_fraction, threshold = _pressure_stack(
+        probe, stacks, model_fraction=0.05, models_below_now=3.4
     )
-    stacks.append(stack)
     order = [f"blob/{i}" for i in range(8)]
     for model_id in order:
         stack.add_model(model_id)
@@ -191,16 +210,7 @@ def test_memory_pressure_never_evicts_a_leased_model(
     probe: TorchCudaMemoryProbe, stacks: list[WithFixedSizeCache]
 ) -> None:
     """The least recent model, leased, survives every round; it goes once given back."""
-    unit = _unit(0.05)
-    unit_fraction = unit / torch.cuda.mem_get_info()[1]
-    threshold = _settled_free_fraction(probe) - 2.4 * unit_fraction
-    stack = WithFixedSizeCache(
-        ModelManager(_Registry(unit)),
-        max_size=32,
-        memory_probe=probe,
-        memory_free_threshold=threshold,
-    )
-    stacks.append(stack)
+    stack, *_ = _pressure_stack(probe, stacks, model_fraction=0.05, models_below_now=2.4)
     stack.add_model("blob/leased")
     with stack.lease("blob/leased") as model:
         leased = model
@@ -251,17 +261,8 @@ def test_concurrent_adds_under_pressure_leak_nothing(
     holds its buffer) or was cleared exactly once (and holds none), and the
     allocator holds exactly the loaded models' bytes.
     """
-    unit = _unit(0.02)
-    unit_fraction = unit / torch.cuda.mem_get_info()[1]
-    threshold = _settled_free_fraction(probe) - 6.5 * unit_fraction
     base = torch.cuda.memory_allocated()
-    stack = WithFixedSizeCache(
-        ModelManager(_Registry(unit)),
-        max_size=32,
-        memory_probe=probe,
-        memory_free_threshold=threshold,
-    )
-    stacks.append(stack)
+    stack, unit, _, _ = _pressure_stack(probe, stacks, model_fraction=0.02, models_below_now=6.5)
     errors: list[BaseException] = []
     start = threading.Barrier(4)
 
