@@ -114,8 +114,17 @@ def exit_hooks() -> list[Callable[[], object]]:
 
 
 def hook_globals(hook: object) -> dict[str, Any] | None:
-    """The module globals of an exit hook (registered as a ``functools.partial``)."""
-    function = getattr(hook, "func", hook)
+    """The module globals of the function an exit hook calls: ``_register_atexit``
+    stores a ``functools.partial`` of it up to Python 3.12, and from 3.13 a
+    ``lambda: func(*arg, **kwargs)`` (the function is its closure's ``func``)."""
+    function: object = getattr(hook, "func", None)
+    if function is None:
+        code = getattr(hook, "__code__", None)
+        closure = getattr(hook, "__closure__", None)
+        if code is not None and closure and "func" in code.co_freevars:
+            function = closure[code.co_freevars.index("func")].cell_contents
+        else:
+            function = hook
     found: dict[str, Any] | None = getattr(function, "__globals__", None)
     return found
 
