@@ -19,7 +19,8 @@ execution of it builds a fresh `World`, which
 The named scenarios are not listed here: each belongs to its bug's module
 (`models_spec.bugs`, discovered by `models_spec.catalogue`):
 `named_scenarios()` is derived from that catalogue, and `default_scenarios()`
-adds three seeded random scenarios (`random_scenario`).
+adds three seeded random scenarios (`random_scenario`) and two that any manager
+can run (`basic_scenario`: basic operations, failed unloads, a final clear).
 
 Timeouts are scheduling choices in lockstep (any blocked timed wait may time
 out), so every scenario uses small timeouts and treats `LockTimeout` as a
