@@ -12,7 +12,8 @@ lockstep, and checks every piece the suite relies on:
 * the model protocol (README, "The model protocol"): ``add_model(id)`` calls
   the registry's factory for ``id`` once and registers the model object the
   factory returned; ``remove(id)`` calls that model's
-  ``clear_cache(delete_from_disk=...)`` once and unregisters it.
+  ``clear_cache(delete_from_disk=...)`` once and unregisters it;
+  ``remove(id, delete_from_disk=False)`` (and ``=True``) passes that flag on.
 
 It raises `AdapterValidationError` naming the first missing piece and the
 README section that describes it; nothing is left registered by it (it uses
@@ -44,6 +45,30 @@ _METHODS: Final = {
     "leases": ("lease", "acquire"),
     "refresh": ("refresh",),
 }
+
+
+def _check_delete_flag(label: str, stack: Any, registry: ScriptedRegistry) -> None:
+    """``remove(id, delete_from_disk=...)`` passes its flag on to ``clear_cache``: a
+    manager that always deletes would wipe a persistent model cache it was told to keep.
+    """
+    for flag in (False, True):
+        _call(label, f"add_model({_PROBE_ID!r})", lambda: stack.add_model(_PROBE_ID), MODEL_DOC)
+        model = [m for m in registry.ghost.models if isinstance(m, FakeModel)][-1]
+        call = f"remove({_PROBE_ID!r}, delete_from_disk={flag})"
+        _call(
+            label,
+            call,
+            lambda flag=flag: stack.remove(_PROBE_ID, delete_from_disk=flag),  # type: ignore[misc]
+            MODEL_DOC,
+        )
+        if model.delete_from_disk != [flag]:
+            raise _fail(
+                label,
+                f"{call} called the model's clear_cache with delete_from_disk="
+                f"{model.delete_from_disk!r} (expected [{flag}]): remove must pass "
+                "delete_from_disk on to clear_cache",
+                MODEL_DOC,
+            )
 
 
 class AdapterValidationError(AdapterError):
@@ -172,3 +197,4 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
             f"snapshot(stack) still shows {_PROBE_ID!r} registered after remove()",
             MODEL_DOC,
         )
+    _check_delete_flag(label, stack, registry)

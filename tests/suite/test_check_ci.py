@@ -89,6 +89,11 @@ def test_a_wrong_target_is_one_line_and_exit_2(project: Path, target: str, says:
     [
         ("BadSnapshot", "snapshot(stack) must return a models_spec.adapter.Snapshot", "adapter"),
         ("NoClear", "called the model's clear_cache 0 times", "model"),
+        (
+            "AlwaysDeletes",
+            "delete_from_disk=False) called the model's clear_cache with delete_from_disk=[True]",
+            "model",
+        ),
         ("BadModules", "patch_modules() must return a list of modules", "adapter"),
     ],
 )

@@ -25,12 +25,14 @@ class Manager:
     # for lockstep's race detector, which reports undeclared lock-free reads).
     __benign_races__ = {"models": "keys/in/[]/len: one atomic dict operation each"}
 
-    def __init__(self, registry, *, lock_timeout=60.0, check_unlocked=False, clear=True):
+    def __init__(self, registry, *, lock_timeout=60.0, check_unlocked=False, clear=True,
+                 keep_files=True):
         self._registry = registry
         self._timeout = lock_timeout
         self._lock = threading.Lock()
         self._unlocked = check_unlocked
         self._clear = clear
+        self._keep_files = keep_files
         self.models = {}
 
     def add_model(self, model_id, api_key=None, model_id_alias=None, **kw):
@@ -58,7 +60,8 @@ class Manager:
             model = self.models.get(model_id)
             if model is not None:
                 if self._clear:
-                    model.clear_cache(delete_from_disk=delete_from_disk)
+                    # keep_files=False: the bug of deleting the files whatever was asked
+                    model.clear_cache(delete_from_disk=delete_from_disk or not self._keep_files)
                 del self.models[model_id]
         finally:
             self._lock.release()
@@ -120,6 +123,11 @@ class BadSnapshot(Adapter):
 class NoClear(Adapter):
     name = "my-manager-that-never-unloads"
     options = {"clear": False}
+
+
+class AlwaysDeletes(Adapter):
+    name = "my-manager-that-always-deletes-files"
+    options = {"keep_files": False}
 
 
 class BadModules(Adapter):

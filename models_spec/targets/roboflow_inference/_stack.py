@@ -90,10 +90,10 @@ class UpstreamStack:
             if pin:
                 self.top.pin_model(model_id_alias if model_id_alias is not None else model_id)
 
-    def remove(self, model_id: str) -> None:
-        """``top.remove(model_id)``."""
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        """``top.remove(model_id, delete_from_disk=...)``."""
         with _translated():
-            self.top.remove(model_id)
+            self.top.remove(model_id, delete_from_disk=delete_from_disk)
 
     def clear(self) -> None:
         """``top.clear()`` (1.8.3 removes the ids one by one and stops at the first failure)."""
