@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -44,6 +44,7 @@ from models_spec.scenarios import Scenario, i15_skips
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "DPOR_PREEMPTION_BOUND",
+    "UNCONTROLLED_SYNC",
     "CheckOutcome",
     "LenientReplay",
     "code_switch_points",
@@ -162,10 +163,17 @@ def scenario_id_for(scenario: Scenario, adapter: ManagerAdapter) -> str:
     return f"models_spec.replayable:{replay_name(scenario.id, implementation_token(adapter))}"
 
 
+UNCONTROLLED_SYNC: Final = "uncontrolled sync"
+
+
 def failure_label(failure: lockstep.Failure | None) -> str:
-    """What broke: the invariant id, else the exception type, else the failure kind."""
+    """What broke: the invariant id, else the exception type, else the failure kind
+    (``UNCONTROLLED_SYNC`` for a data race that real, uncontrolled synchronisation
+    in reach of it may order: lockstep cannot tell whether it is one)."""
     if failure is None:
         return ""
+    if failure.race is not None and failure.race.uncontrolled:
+        return UNCONTROLLED_SYNC
     if failure.kind == "invariant" and failure.invariant:
         return str(failure.invariant)
     if failure.exception is not None and failure.kind == "exception":

@@ -69,6 +69,7 @@ from models_spec.adapter import (
 )
 from models_spec.catalogue import DEFAULT_PACKAGE, load
 from models_spec.check import (
+    UNCONTROLLED_SYNC,
     CheckOutcome,
     explore_scenario,
     follow_scenario,
@@ -480,9 +481,13 @@ def run_job(job: Job) -> Cell:
 
 def _harness_label(result: ModeResult) -> str:
     """Why lockstep could not run the code under test in this mode ("" when it could):
-    a stall, or a real OS thread started inside a run (``UncontrolledThread``)."""
+    a stall, a real OS thread started inside a run (``UncontrolledThread``), or a data
+    race that real synchronisation lockstep does not control may order
+    (``UNCONTROLLED_SYNC``: unproven either way)."""
     if result.kind == "stall":
         return "stall"
+    if result.kind == "data-race" and result.label == UNCONTROLLED_SYNC:
+        return UNCONTROLLED_SYNC
     if result.kind == "exception" and result.label == UncontrolledThread.__name__:
         return "uncontrolled thread"
     return ""
@@ -490,10 +495,11 @@ def _harness_label(result: ModeResult) -> str:
 
 def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     # A divergence only says a recorded schedule no longer fits (stale corpus):
-    # it neither catches a variant nor fails the core. A stall or an uncontrolled
-    # thread is the harness failing to run the code (an uncontrolled primitive, a real
-    # OS thread): an ERROR. (A known-bug variant may break the code that way on
-    # purpose: for a variant it is a failure like any other.)
+    # it neither catches a variant nor fails the core. A stall, an uncontrolled
+    # thread or a race near uncontrolled synchronisation is the harness failing to run
+    # the code (an uncontrolled primitive, a real OS thread): an ERROR. (A known-bug
+    # variant may break the code that way on purpose: for a variant it is a failure
+    # like any other.)
     stalled = [r for r in results if _harness_label(r) and job.role != "variant"]
     failed = [r for r in results if r.kind and r.kind != "divergence" and r not in stalled]
     executions = sum(r.executions for r in results)

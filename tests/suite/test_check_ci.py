@@ -344,3 +344,21 @@ def test_a_stack_without_getitem_is_named_before_any_search(project: Path) -> No
     assert proc.returncode == 2
     assert "has no __getitem__" in proc.stderr
     assert "README.md, section 'Check your own model manager'" in proc.stderr
+
+
+def test_a_race_near_a_real_lock_is_an_error_not_a_false_fail(project: Path) -> None:
+    """A read lock made at import time is a real lock: lockstep cannot see it order the
+    reads and writes, so the race it reports is unproven. The cell is an ERROR that
+    names the lock and says what to patch, never a FAIL blaming correct code; the same
+    manager with the lock made while patched passes."""
+    proc = lockstep("check", "--target", "mymgr:ImportTimeLock", *FAST, cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdicts = _rows(proc.stdout, "my-import-time-lock-manager")
+    assert "FAIL" not in verdicts.values()
+    assert "ERROR" in verdicts.values()
+    assert "uncontrolled sync" in proc.stdout
+    assert "a real threading.Lock `self._read_lock` (held)" in proc.stdout
+    assert "Patch the module that creates it" in proc.stdout
+    control = lockstep("check", "--target", "mymgr:ReadLocked", *FAST, cwd=project)
+    assert control.returncode == 0, control.stdout + control.stderr
+    assert set(_rows(control.stdout, "my-read-locked-manager").values()) == {"PASS", "SKIP"}

@@ -79,6 +79,56 @@ class Manager:
         return len(self.models)
 
 
+_IMPORT_TIME_LOCK = threading.Lock()  # created at import, before any patching: stays real
+
+
+class ReadLockedManager:
+    """Reads under a read lock (no lock-free read to declare); writes take both locks."""
+
+    def __init__(self, registry, *, import_time_lock=False, lock_timeout=60.0):
+        self._registry = registry
+        self._lock = threading.Lock()
+        # The mistake: a lock made at import time is a real lock, which lockstep cannot
+        # see. The same lock made here (the module patched) is lockstep's.
+        self._read_lock = _IMPORT_TIME_LOCK if import_time_lock else threading.Lock()
+        self.models = {}
+
+    def add_model(self, model_id, api_key=None, model_id_alias=None, **kw):
+        resolved = model_id_alias if model_id_alias is not None else model_id
+        with self._lock:
+            with self._read_lock:
+                if resolved in self.models:
+                    return
+            model = self._registry.get_model(resolved)(model_id=model_id, api_key=api_key, **kw)
+            with self._read_lock:
+                self.models[resolved] = model
+
+    def remove(self, model_id, delete_from_disk=True):
+        with self._lock:
+            with self._read_lock:
+                model = self.models.get(model_id)
+            if model is not None:
+                model.clear_cache(delete_from_disk=delete_from_disk)
+                with self._read_lock:
+                    del self.models[model_id]
+
+    def keys(self):
+        with self._read_lock:
+            return list(self.models)
+
+    def __contains__(self, model_id):
+        with self._read_lock:
+            return model_id in self.models
+
+    def __getitem__(self, model_id):
+        with self._read_lock:
+            return self.models[model_id]
+
+    def __len__(self):
+        with self._read_lock:
+            return len(self.models)
+
+
 class Adapter:
     """Correct: the manager's module is patched."""
 
@@ -128,6 +178,24 @@ class NoClear(Adapter):
 class AlwaysDeletes(Adapter):
     name = "my-manager-that-always-deletes-files"
     options = {"keep_files": False}
+
+
+class ReadLocked(Adapter):
+    """Correct: a read lock besides the manager's lock, made by the patched module."""
+
+    name = "my-read-locked-manager"
+    read_options = {}
+
+    def build(self, registry, *, max_size, memory_probe=None, lock_timeout=60.0,
+              queue_lock_timeout=5.0):
+        return ReadLockedManager(registry, lock_timeout=lock_timeout, **self.read_options)
+
+
+class ImportTimeLock(ReadLocked):
+    """The same manager with its read lock made at import time: a real lock, unseen."""
+
+    name = "my-import-time-lock-manager"
+    read_options = {"import_time_lock": True}
 
 
 class BadModules(Adapter):

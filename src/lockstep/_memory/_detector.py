@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from lockstep._memory._clocks import SyncEvent, SyncTracker, VectorClock
 from lockstep._memory._locations import WHOLE, Access
 from lockstep._memory._report import DataRace, RaceAccess
+from lockstep._memory._uncontrolled import uncontrolled_near
 from lockstep._memory._where import USER_CODE, Site, site_of, site_text
 
 if TYPE_CHECKING:
@@ -438,19 +439,42 @@ class RaceDetector:
                 self._check_explored(shadow, rec, other)
                 continue
             first = _access(shadow, other)
+            uncontrolled = self._uncontrolled()
             race = DataRace(
-                access.location_text(), _side(self.run, first, other), _side(self.run, access, rec)
+                access.location_text(),
+                _side(self.run, first, other),
+                _side(self.run, access, rec),
+                uncontrolled,
+            )
+            ordering = (
+                "with nothing lockstep controls ordering the two (unproven: the thread can "
+                f"reach {uncontrolled[0].split(' `', 1)[0]} that lockstep does not control; "
+                "patch the module that creates it)"
+                if uncontrolled
+                else "with nothing ordering the two"
             )
             self.run.fail(
                 "data-race",
                 f"data race on {race.location}: thread {other[0]}:{other[8]} "
                 f"{first.mode}s it ({first.op}) at {race.first.code} and thread "
                 f"{rec[0]}:{lt.name} {access.mode}s it ({access.op}) at {race.second.code} "
-                "with nothing ordering the two",
+                f"{ordering}",
                 thread=lt,
                 race=race,
             )
             return
+
+    def _uncontrolled(self) -> tuple[str, ...]:
+        """The real primitives the accessing thread can reach (its stack, read with
+        tracking off: nothing read here is an access of the program)."""
+        memory = self.run.memory
+        if memory is None:
+            return uncontrolled_near(_getframe(2))
+        busy, memory.busy = memory.busy, True
+        try:
+            return uncontrolled_near(_getframe(2))
+        finally:
+            memory.busy = busy
 
 
 def _was_skipped(

@@ -58,6 +58,9 @@ class DataRace:
     location: str
     first: RaceAccess
     second: RaceAccess
+    # Real (uncontrolled) primitives the second access's thread could reach, one phrase
+    # each (lockstep._memory._uncontrolled): when there are any, the race is unproven.
+    uncontrolled: tuple[str, ...] = ()
 
     @property
     def steps(self) -> tuple[int, ...]:
@@ -81,15 +84,30 @@ class DataRace:
 
     def describe(self) -> str:
         """The race in a few lines (what ``str(failure)`` shows under the message)."""
-        return "\n".join(
-            [
-                f"Data race on {self.location}:",
-                f"  1. {self.first.describe()}",
-                f"  2. {self.second.describe()}",
-                "Nothing orders the two accesses: no lock, condition, event, semaphore, queue, "
-                "barrier or join between them. Guard both with the same lock, or, if the race "
-                "is intended (e.g. a lock-free read rechecked under the lock), declare it: "
-                "`__benign_races__ = {attribute: reason}` on the class, or "
-                "`lockstep.watch(obj, racy={attribute: reason})`.",
-            ]
+        lines = [
+            f"Data race on {self.location}:",
+            f"  1. {self.first.describe()}",
+            f"  2. {self.second.describe()}",
+        ]
+        if self.uncontrolled:
+            lines.append(
+                "Unproven: nothing lockstep controls orders the two accesses, but thread "
+                f"{self.second.thread} can reach synchronisation that lockstep does not "
+                "control, which may order them:"
+            )
+            lines.extend(f"  - {found}" for found in self.uncontrolled)
+            lines.append(
+                "Patch the module that creates it (`explore(..., patch=[module])`, "
+                "`patch_modules()` of a `lockstep check` adapter; a lock created at import "
+                "time must be created again after patching) and run again: lockstep then "
+                "sees that synchronisation and reports a race only if there is one."
+            )
+            return "\n".join(lines)
+        lines.append(
+            "Nothing orders the two accesses: no lock, condition, event, semaphore, queue, "
+            "barrier or join between them. Guard both with the same lock, or, if the race "
+            "is intended (e.g. a lock-free read rechecked under the lock), declare it: "
+            "`__benign_races__ = {attribute: reason}` on the class, or "
+            "`lockstep.watch(obj, racy={attribute: reason})`."
         )
+        return "\n".join(lines)

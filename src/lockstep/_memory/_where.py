@@ -23,6 +23,7 @@ __all__ = [
     "access_location",
     "access_site",
     "frame_location",
+    "is_skipped_code",
     "site_line",
     "site_of",
     "site_text",
@@ -75,6 +76,21 @@ def site_of(frame: Any) -> Site:
     """The site of ``frame``, or of the first frame below it that is not skipped."""
     found = _user_frame(frame)
     return UNKNOWN_SITE if found is None else (found.f_code, found.f_lasti)
+
+
+def is_skipped_code(code: CodeType) -> bool:
+    """Whether frames running ``code`` are lockstep's or the standard library's (not the
+    code under test)."""
+    key = id(code)
+    if USER_CODE.get(key) is code:
+        return False
+    if _SKIPPED_CODE.get(key) is code:
+        return True
+    if _skipped(code.co_filename):
+        _SKIPPED_CODE[key] = code
+        return True
+    USER_CODE[key] = code
+    return False
 
 
 def _user_frame(frame: Any) -> Any:

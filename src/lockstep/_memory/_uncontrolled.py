@@ -1,0 +1,140 @@
+"""Synchronisation that lockstep does not control, in reach of a reported race.
+
+A race report says that nothing lockstep controls orders two accesses. Code that
+synchronises through a *real* primitive (a ``threading.Lock`` of a module that was
+not patched, a lock created at import time, before patching) is ordered by it all
+the same, and lockstep cannot see that: the report would claim a race that is not
+there. So before a race is reported, :func:`uncontrolled_near` looks at what the
+thread making the second access can reach, and names every real primitive it finds
+(``threading.Lock``, ``RLock``, ``Condition``, ``Semaphore``, ``BoundedSemaphore``,
+``Event``, ``Barrier``, ``queue.Queue``, ``queue.SimpleQueue``, and subclasses):
+
+* in each frame of that thread's stack that belongs to the code under test (not to
+  lockstep or the standard library; installed packages count as code under test):
+  its local variables and closure cells, the globals its code names, and one level
+  of attributes of its local variables (``self._lock``; not of lockstep's own objects,
+  such as a ``HistoryRecorder``, which use real locks on purpose);
+* whether a Lock or RLock found is held now (the usual case: the second access runs
+  inside ``with lock:``).
+
+A report with such a finding says the race is unproven and which module to patch.
+It is still a failure: lockstep can prove neither the race nor its absence. What
+this gives up: a real primitive the thread reaches only deeper (an attribute of an
+attribute) or only through the *first* access's thread is not found, and that race
+is reported as usual. Nothing here runs code of the program: values are read from
+frames and instance dictionaries only.
+"""
+
+from __future__ import annotations
+
+import queue as _real_queue
+import threading as _real_threading
+from types import FrameType
+from typing import Any, Final
+
+from lockstep._memory._where import is_skipped_code
+
+__all__ = ["uncontrolled_near"]
+
+_LOCK_TYPES: Final[tuple[type, ...]] = (
+    type(_real_threading.Lock()),
+    type(_real_threading.RLock()),
+    _real_threading._PyRLock,  # type: ignore[attr-defined]
+)
+_REAL: Final[tuple[type, ...]] = (
+    *_LOCK_TYPES,
+    _real_threading.Condition,
+    _real_threading.Semaphore,
+    _real_threading.Event,
+    _real_threading.Barrier,
+    _real_queue.Queue,
+    _real_queue.SimpleQueue,
+)
+_NAMES: Final[dict[type, str]] = {
+    type(_real_threading.Lock()): "threading.Lock",
+    type(_real_threading.RLock()): "threading.RLock",
+    _real_threading._PyRLock: "threading.RLock",  # type: ignore[attr-defined]
+}
+_MAX_FRAMES: Final = 64  # a thread's stack is walked this deep at most
+_MAX_FOUND: Final = 3  # the report names this many at most
+
+
+def uncontrolled_near(frame: FrameType | None) -> tuple[str, ...]:
+    """The real primitives the thread whose innermost frame is ``frame`` can reach (see
+    the module docstring), held ones first, each as one phrase: ``a real threading.Lock
+    `self._lock` (held), reached from Manager.add at mgr.py:40 (module mgr)``."""
+    held: list[str] = []
+    other: list[str] = []
+    seen: set[int] = set()
+    depth = 0
+    while frame is not None and depth < _MAX_FRAMES:
+        code = frame.f_code
+        if not is_skipped_code(code):
+            for name, value in _reachable(frame):
+                if id(value) in seen:
+                    continue
+                seen.add(id(value))
+                found = _describe(value, name, frame)
+                if found is not None:
+                    (held if found[1] else other).append(found[0])
+        frame = frame.f_back
+        depth += 1
+    return tuple((held + other)[:_MAX_FOUND])
+
+
+def _reachable(frame: FrameType) -> list[tuple[str, Any]]:
+    """(how the code names it, value) for what the frame reaches (module docstring)."""
+    pairs: list[tuple[str, Any]] = []
+    try:
+        local_vars = dict(frame.f_locals)
+    except Exception:  # a frame whose locals cannot be read: nothing from it
+        local_vars = {}
+    for name, value in local_vars.items():
+        pairs.append((name, value))
+        if isinstance(value, _REAL) or _is_lockstep_object(value):
+            continue  # lockstep's own objects use real locks on purpose (HistoryRecorder)
+        try:
+            attributes = object.__getattribute__(value, "__dict__")
+        except (AttributeError, TypeError):
+            continue
+        if not isinstance(attributes, dict):
+            continue
+        pairs.extend((f"{name}.{attr}", inner) for attr, inner in list(attributes.items()))
+    globals_ = frame.f_globals
+    for name in frame.f_code.co_names:
+        if name not in local_vars and name in globals_:
+            pairs.append((name, globals_[name]))
+    return pairs
+
+
+def _is_lockstep_object(value: Any) -> bool:
+    module = getattr(type(value), "__module__", "")
+    return isinstance(module, str) and (module == "lockstep" or module.startswith("lockstep."))
+
+
+def _describe(value: Any, name: str, frame: FrameType) -> tuple[str, bool] | None:
+    """The phrase naming ``value`` when it is a real primitive, and whether it is held."""
+    if not isinstance(value, _REAL):
+        return None
+    kind = type(value)
+    label = _NAMES.get(kind) or f"{kind.__module__}.{kind.__qualname__}"
+    held = _held(value)
+    code = frame.f_code
+    module = frame.f_globals.get("__name__", "?")
+    return (
+        f"a real {label} `{name}`{' (held)' if held else ''}, reached from "
+        f"{getattr(code, 'co_qualname', code.co_name)} at {code.co_filename}:{frame.f_lineno} "
+        f"(module {module})",
+        held,
+    )
+
+
+def _held(value: object) -> bool:
+    """Whether a real Lock or RLock is held now (False for the other primitives)."""
+    if not isinstance(value, _LOCK_TYPES):
+        return False
+    try:
+        owned = getattr(value, "_is_owned", None) or getattr(value, "locked", None)
+        return owned is not None and bool(owned())
+    except Exception:  # an exotic lock: say nothing about it
+        return False
