@@ -30,6 +30,7 @@ def _spy_on_lifecycle(monkeypatch: pytest.MonkeyPatch, manager: ModelManager) ->
     monkeypatch.setattr(manager, "lifecycle", spy)
     return entered
 
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"model_id": 5}, {"api_key": 5}, {"model_id_alias": 5}],
