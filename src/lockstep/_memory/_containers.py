@@ -7,6 +7,15 @@ then calls ``C``'s own method. The subclass adds no storage (``__slots__ = ()``)
 an instance of a Python subclass can switch to it in place; an instance of a builtin
 class cannot, and is *copied* into a new tracked instance instead.
 
+A method that ``C`` overrides in Python (``ExpiringDict.__setitem__``: ``with
+self.lock:`` then ``OrderedDict.__setitem__(self, ...)``) may synchronise before it
+reaches the storage through the base class, which nothing can intercept: its access
+is a switch point where the call starts (when accesses are switch points) and is
+race-checked when the call returns, with the clock the thread has then and the epoch
+it had at the start (``MemoryState.access(defer=True)``), so the method's own lock
+orders it. What that gives up: a method that touches the storage *before* it
+synchronises can hide a race of that access.
+
 What each operation is (the slot is the key; WHOLE for the container):
 
 * dict / OrderedDict / defaultdict: ``d[k]``, ``k in d``, ``d.get(k)`` read k;
@@ -46,6 +55,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
+from types import FunctionType
 from typing import Any, Literal
 
 from lockstep._memory._locations import WHOLE
@@ -368,6 +378,41 @@ class _TrackedIterator:
         return int(hint()) if hint is not None else 0
 
 
+def _overridden(base: type, name: str) -> bool:
+    """Whether ``base.<name>`` is Python code of a subclass (``ExpiringDict.__setitem__``)
+    rather than the builtin container's own method."""
+    for klass in base.__mro__:
+        if name in vars(klass):
+            return klass not in _BUILTINS and isinstance(vars(klass)[name], FunctionType)
+    return False
+
+
+def _bracketed(base_method: Callable[..., Any], name: str, write: bool, keyed: bool) -> Any:
+    """The wrapper of a method the container's class overrides in Python: its body may
+    synchronise (``with self.lock:``) before it touches the storage through the base
+    class (``OrderedDict.__setitem__(self, ...)``, which nothing can intercept), so the
+    access is a switch point where the call starts (when it is one) and is race-checked
+    when the call returns (``MemoryState.access(defer=True)``)."""
+    op = _OP_NAMES.get(name, name)
+    reads_others = name in _READS_OTHERS
+
+    def bracketed_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = active_run(self)
+        if found is None:
+            return base_method(self, *args, **kwargs)
+        memory, lt, shadow = found
+        slot = (args[0] if args else WHOLE) if keyed else WHOLE
+        entered = memory.access(lt, shadow, write, slot, op, False, 1, defer=True)
+        if reads_others:
+            _read_others(args)
+        try:
+            return base_method(self, *args, **kwargs)
+        finally:
+            memory.leave(entered)
+
+    return functools.wraps(base_method)(bracketed_method)
+
+
 def _iter_method(base_iter: Callable[[Any], Iterator[Any]], op: str) -> Any:
     def __iter__(self: Any) -> Iterator[Any]:
         found = active_run(self)
@@ -503,7 +548,11 @@ def tracked_class(base: Any) -> type:
     namespace: dict[str, Any] = {"__slots__": ()}
     for name, write, keyed in specs:
         method = getattr(base, name, None)
-        if method is not None:
+        if method is None:
+            continue
+        if _overridden(base, name):
+            namespace[name] = _bracketed(method, name, write, keyed and shape != "seq")
+        else:
             namespace[name] = _wrapper(method, name, write, keyed, shape == "seq")
     namespace["__iter__"] = _iter_method(base.__iter__, "iter")
     if hasattr(base, "__reversed__"):

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from lockstep._memory._state import Shadow
     from lockstep._runtime import LogicalThread, Run
 
-__all__ = ["RaceDetector"]
+__all__ = ["Entered", "RaceDetector"]
 
 _getframe = sys._getframe
 
@@ -55,6 +55,9 @@ _getframe = sys._getframe
 # reads is derived from it then: the step of the thread's last synchronisation
 # before the access (the step rows up to position, replayed), the line of the site.
 _Record = tuple[int, int, Hashable, bool, bool, str, Site, int, str]
+# An access begun inside a method a watched container's class overrides in Python
+# (RaceDetector.entered): (thread, shadow, slot, write, op, reorder, epoch, site, position).
+Entered = tuple["LogicalThread", "Shadow", Hashable, bool, str, bool, int, Site, int]
 # A record ``rec`` of thread ``u = rec[0]`` races with an access by thread ``t`` whose
 # vector clock is ``clock`` when ``u != t and (u >= len(clock) or rec[1] > clock[u])``:
 # another thread's access that does not happen before it (written out where used:
@@ -411,6 +414,61 @@ class RaceDetector:
                 reads[t] = rec
         if racing:
             self._report(lt, shadow, rec, racing)
+
+    def entered(  # noqa: PLR0917 - the access's fields, unboxed like check()'s
+        self,
+        lt: LogicalThread,
+        shadow: Shadow,
+        slot: Hashable,
+        write: bool,
+        op: str,
+        reorder: bool,
+        depth: int,
+    ) -> Entered:
+        """The start of a container access made somewhere inside a method the container's
+        class overrides in Python (its body may synchronise before it touches the
+        storage, which lockstep cannot see): what :meth:`check_entered` needs at the
+        method's end. ``depth`` as for :meth:`check`."""
+        sync = self.sync
+        rows = self.rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
+        clock = sync.clock(lt.index)
+        try:
+            frame = _getframe(depth + 1)
+        except ValueError:
+            frame = _getframe(depth)
+        return (lt, shadow, slot, write, op, reorder, clock[lt.index], site_of(frame), len(rows))
+
+    def check_entered(self, entered: Entered) -> None:
+        """Check, when the overriding method returns, the access :meth:`entered` began.
+
+        The access happened somewhere between the two, so it is judged leniently, never
+        as a race that its method's own synchronisation rules out: against the others'
+        accesses with the clock the thread has *now* (after any lock the method took),
+        and kept with the epoch it had at the start (a thread that synchronised with
+        any release the method made is ordered after it). A method that synchronises
+        nothing has the same clock at both ends: its access is judged exactly.
+        """
+        lt, shadow, slot, write, op, reorder, epoch, site, position = entered
+        sync = self.sync
+        rows = self.rows
+        if sync.cursor != len(rows):
+            sync.catch_up(rows)
+        t = lt.index
+        clock = sync.clock(t)
+        target: _Target | None = shadow.races
+        if target is None:
+            target = shadow.races = _Target()
+        key = (t, slot, write, reorder)
+        if target.seen.get(key) == clock[t] == epoch:
+            return  # the same access at this epoch, with this clock, was checked already
+        rec: _Record = (t, epoch, slot, write, reorder, op, site, position, lt.name)
+        whole = slot is WHOLE
+        racing = target.racing(slot, whole, write, reorder, t, clock)
+        if racing:
+            self._report(lt, shadow, rec, racing)
+        target.record(rec, slot, whole, write, reorder)
 
     def _check_explored(self, shadow: Shadow, rec: _Record, other: _Record) -> None:
         """An intended race: if one side is a read left out as a switch point (made

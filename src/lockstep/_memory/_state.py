@@ -51,7 +51,7 @@ from collections.abc import Hashable
 from typing import Any, Literal
 
 from lockstep._memory._classes import QUIET, set_class
-from lockstep._memory._detector import RaceDetector
+from lockstep._memory._detector import Entered, RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
 from lockstep._memory._where import access_frame, frame_location
 from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
@@ -213,11 +213,15 @@ class MemoryState:
         op: str,
         reorder: bool = False,
         depth: int = 1,
-    ) -> None:
+        defer: bool = False,
+    ) -> Entered | None:
         """One access by ``lt``: a switch point (unless covered or alone), then the race check.
 
         ``depth``: the frames between this call and the code that made the access (1
         when the tracked method calls this directly), so its place is found cheaply.
+        ``defer``: the access is made somewhere inside a method the container's class
+        overrides in Python; the race check is left to :meth:`leave`, called with the
+        returned value when that method returns (None: nothing to check).
         """
         shape = shadow.shape
         if shape == "attr":
@@ -234,8 +238,10 @@ class MemoryState:
             not benign or (shape == "attr" and type(benign) is dict and stable not in benign)
         ):
             # Races are reported and this location is not declared racy: not a switch point.
+            if defer:
+                return detector.entered(lt, shadow, stable, write, op, reorder, depth + 1)
             detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
-            return
+            return None
         access: Access | None = None
         if detector is None or _explored(self, detector, lt, shadow, stable, write or reorder):
             access = Access(shadow.target, shadow.name, shape, stable, write, op, reorder)
@@ -258,7 +264,21 @@ class MemoryState:
                 run.switch(lt, access.mode, access, access.describe(), location=where)
                 self._last = (run.step, lt, access, frame, lasti)
         if detector is not None:
+            if defer:
+                return detector.entered(lt, shadow, stable, write, op, reorder, depth + 1)
             detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
+        return None
+
+    def leave(self, entered: Entered | None) -> None:
+        """The end of the overriding method an access began in (``access(defer=True)``):
+        its race check, unless the execution is failing or being torn down."""
+        run = self.run
+        detector = self.detector
+        if entered is None or detector is None or run.failure_info is not None or run.aborting:
+            return
+        if self.shadows.get(id(entered[1].obj)) is not entered[1]:
+            return  # the execution's watching ended meanwhile
+        detector.check_entered(entered)
 
     def _stable_slot(self, slot: object) -> Hashable:
         """The slot a container key stands for (computed with hooks off: a key's
