@@ -81,6 +81,11 @@ from models_spec.invariants import (
 )
 from models_spec.spec import encode_outcome, expand_adds, initial_state, resolve, step
 
+# Test harness: the driver use real locks on purpose (never switch points), so a race
+# report near them must not take them for the code's own synchronisation
+# (lockstep._memory._uncontrolled).
+__lockstep_harness__ = True
+
 __all__ = [
     "OP_KINDS",
     "OP_NEEDS",

@@ -32,6 +32,11 @@ from typing import Any
 
 import attrs
 
+# Test harness: the fakes use real locks on purpose (never switch points), so a race
+# report near them must not take them for the code's own synchronisation
+# (lockstep._memory._uncontrolled).
+__lockstep_harness__ = True
+
 __all__ = [
     "LOAD",
     "UNLOAD",

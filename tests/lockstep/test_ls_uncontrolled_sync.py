@@ -12,11 +12,13 @@ from __future__ import annotations
 import threading as real_threading
 from collections.abc import Callable
 
+import pytest
+
 import lockstep
 from lockstep import RandomStrategy, explore, watch
 from lockstep.linearizability import HistoryRecorder
 from lockstep.report import DataRace
-from tests.lockstep.samples import import_time_lock_module
+from tests.lockstep.samples import harness_module, import_time_lock_module
 
 threading = lockstep.threading
 
@@ -155,3 +157,33 @@ def test_lockstep_s_own_objects_with_real_locks_are_not_evidence() -> None:
 
     race = _race(_two_writers(add))
     assert race.uncontrolled == ()
+
+
+def _through_the_harness() -> Callable[[], None]:
+    def scenario() -> None:
+        box = watch(Box())
+        recorder = harness_module.Recorder()
+
+        def add() -> None:
+            box.value += 1
+
+        threads = [lockstep.spawn(harness_module.call, add, recorder) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    return scenario
+
+
+def test_a_harness_module_s_real_locks_are_not_evidence() -> None:
+    """The lockstep check driver and fake models hold real locks on purpose; a module
+    that declares ``__lockstep_harness__ = True`` keeps its frames and objects out of
+    the search, and the race in the code it calls is reported as usual."""
+    assert _race(_through_the_harness()).uncontrolled == ()
+
+
+def test_without_the_declaration_the_harness_lock_would_be_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(harness_module, "__lockstep_harness__", False)
+    found = _race(_through_the_harness()).uncontrolled
+    assert any("`_LOG_LOCK` (held)" in phrase for phrase in found), found

@@ -10,10 +10,13 @@ thread making the second access can reach, and names every real primitive it fin
 ``Event``, ``Barrier``, ``queue.Queue``, ``queue.SimpleQueue``, and subclasses):
 
 * in each frame of that thread's stack that belongs to the code under test (not to
-  lockstep or the standard library; installed packages count as code under test):
+  lockstep or the standard library, nor to a module that declares itself test
+  harness with ``__lockstep_harness__ = True``, as the ``lockstep check`` driver
+  and fake models do; installed packages count as code under test):
   its local variables and closure cells, the globals its code names, and one level
   of attributes of its local variables (``self._lock``; not of lockstep's own objects,
-  such as a ``HistoryRecorder``, which use real locks on purpose);
+  such as a ``HistoryRecorder``, nor of a harness module's, which use real locks on
+  purpose);
 * whether a Lock or RLock found is held now (the usual case: the second access runs
   inside ``with lock:``).
 
@@ -28,6 +31,7 @@ frames and instance dictionaries only.
 from __future__ import annotations
 
 import queue as _real_queue
+import sys
 import threading as _real_threading
 from types import FrameType
 from typing import Any, Final
@@ -69,7 +73,7 @@ def uncontrolled_near(frame: FrameType | None) -> tuple[str, ...]:
     depth = 0
     while frame is not None and depth < _MAX_FRAMES:
         code = frame.f_code
-        if not is_skipped_code(code):
+        if not is_skipped_code(code) and not _harness(frame.f_globals):
             for name, value in _reachable(frame):
                 if id(value) in seen:
                     continue
@@ -107,9 +111,20 @@ def _reachable(frame: FrameType) -> list[tuple[str, Any]]:
     return pairs
 
 
+def _harness(globals_: dict[str, Any] | None) -> bool:
+    """Whether a module declares itself test harness (``__lockstep_harness__ = True``)."""
+    return bool(globals_ is not None and globals_.get("__lockstep_harness__"))
+
+
 def _is_lockstep_object(value: Any) -> bool:
+    """An object of lockstep's, or of a module that declares itself test harness."""
     module = getattr(type(value), "__module__", "")
-    return isinstance(module, str) and (module == "lockstep" or module.startswith("lockstep."))
+    if not isinstance(module, str):
+        return False
+    if module == "lockstep" or module.startswith("lockstep."):
+        return True
+    found = sys.modules.get(module)
+    return found is not None and _harness(getattr(found, "__dict__", None))
 
 
 def _describe(value: Any, name: str, frame: FrameType) -> tuple[str, bool] | None:
