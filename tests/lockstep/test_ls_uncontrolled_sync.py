@@ -9,6 +9,9 @@ in reach must read as before.
 
 from __future__ import annotations
 
+import io
+import logging
+import multiprocessing
 import threading as real_threading
 from collections.abc import Callable
 
@@ -187,3 +190,53 @@ def test_without_the_declaration_the_harness_lock_would_be_named(
     monkeypatch.setattr(harness_module, "__lockstep_harness__", False)
     found = _race(_through_the_harness()).uncontrolled
     assert any("`_LOG_LOCK` (held)" in phrase for phrase in found), found
+
+
+class _Guard:
+    def __init__(self) -> None:
+        self.lock = real_threading.Lock()
+
+
+class Pool:
+    """The real lock two attributes down: ``self._guard.lock``."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._guard = _Guard()
+
+    def add(self) -> None:
+        with self._guard.lock:
+            self.value += 1
+
+
+def test_a_lock_two_attributes_down_is_found() -> None:
+    def scenario() -> None:
+        pool = watch(Pool())
+        threads = [lockstep.spawn(pool.add) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    race = _race(scenario)
+    assert race.uncontrolled[0].startswith("a real threading.Lock `self._guard.lock` (held)")
+
+
+def test_the_standard_library_s_own_locks_are_not_evidence() -> None:
+    """A logging handler holds a real RLock for its own output: a race beside it is a race."""
+
+    def add(box: Box) -> None:
+        handler = logging.StreamHandler(io.StringIO())
+        box.value += 1
+        handler.close()
+
+    assert _race(_two_writers(add)).uncontrolled == ()
+
+
+def test_a_multiprocessing_lock_is_named() -> None:
+    lock = multiprocessing.Lock()
+
+    def add(box: Box) -> None:
+        with lock:
+            box.value += 1
+
+    race = _race(_two_writers(add))
+    assert race.uncontrolled[0].startswith("a real multiprocessing.Lock `lock`, reached from")

@@ -7,24 +7,26 @@ the same, and lockstep cannot see that: the report would claim a race that is no
 there. So before a race is reported, :func:`uncontrolled_near` looks at what the
 thread making the second access can reach, and names every real primitive it finds
 (``threading.Lock``, ``RLock``, ``Condition``, ``Semaphore``, ``BoundedSemaphore``,
-``Event``, ``Barrier``, ``queue.Queue``, ``queue.SimpleQueue``, and subclasses):
+``Event``, ``Barrier``, ``queue.Queue``, ``queue.SimpleQueue``, and subclasses, and
+the primitives of ``multiprocessing``):
 
 * in each frame of that thread's stack that belongs to the code under test (not to
   lockstep or the standard library, nor to a module that declares itself test
   harness with ``__lockstep_harness__ = True``, as the ``lockstep check`` driver
   and fake models do; installed packages count as code under test):
-  its local variables and closure cells, the globals its code names, and one level
-  of attributes of its local variables (``self._lock``; not of lockstep's own objects,
-  such as a ``HistoryRecorder``, nor of a harness module's, which use real locks on
-  purpose);
+  its local variables and closure cells, the globals its code names, and two levels
+  of their instance attributes (``self._lock``, ``self._pool._lock``; not of
+  lockstep's own objects, such as a ``HistoryRecorder``, nor of a harness module's,
+  which use real locks on purpose, nor of the standard library's: a
+  ``logging.Handler``'s lock orders nothing of the program's);
 * whether a Lock or RLock found is held now (the usual case: the second access runs
   inside ``with lock:``).
 
 A report with such a finding says the race is unproven and which module to patch.
 It is still a failure: lockstep can prove neither the race nor its absence. What
-this gives up: a real primitive the thread reaches only deeper (an attribute of an
-attribute) or only through the *first* access's thread is not found, and that race
-is reported as usual. Nothing here runs code of the program: values are read from
+this gives up: a real primitive the thread reaches only deeper, inside a container,
+or only through the *first* access's thread is not found, and that race is
+reported as usual. Nothing here runs code of the program: values are read from
 frames and instance dictionaries only.
 """
 
@@ -36,7 +38,7 @@ import threading as _real_threading
 from types import FrameType
 from typing import Any, Final
 
-from lockstep._memory._where import is_skipped_code
+from lockstep._memory._where import is_skipped_code, is_skipped_file
 
 __all__ = ["uncontrolled_near"]
 
@@ -60,6 +62,8 @@ _NAMES: Final[dict[type, str]] = {
     _real_threading._PyRLock: "threading.RLock",  # type: ignore[attr-defined]
 }
 _MAX_FRAMES: Final = 64  # a thread's stack is walked this deep at most
+_LEVELS: Final = 2  # attributes of attributes of what a frame names (self._pool._lock)
+_MAX_VALUES: Final = 2000  # values looked at per frame at most
 _MAX_FOUND: Final = 3  # the report names this many at most
 
 
@@ -88,27 +92,52 @@ def uncontrolled_near(frame: FrameType | None) -> tuple[str, ...]:
 
 def _reachable(frame: FrameType) -> list[tuple[str, Any]]:
     """(how the code names it, value) for what the frame reaches (module docstring)."""
-    pairs: list[tuple[str, Any]] = []
     try:
         local_vars = dict(frame.f_locals)
     except Exception:  # a frame whose locals cannot be read: nothing from it
         local_vars = {}
-    for name, value in local_vars.items():
-        pairs.append((name, value))
-        if isinstance(value, _REAL) or _is_lockstep_object(value):
-            continue  # lockstep's own objects use real locks on purpose (HistoryRecorder)
-        try:
-            attributes = object.__getattribute__(value, "__dict__")
-        except (AttributeError, TypeError):
-            continue
-        if not isinstance(attributes, dict):
-            continue
-        pairs.extend((f"{name}.{attr}", inner) for attr, inner in list(attributes.items()))
+    level: list[tuple[str, Any]] = list(local_vars.items())
     globals_ = frame.f_globals
-    for name in frame.f_code.co_names:
-        if name not in local_vars and name in globals_:
-            pairs.append((name, globals_[name]))
-    return pairs
+    level.extend(
+        (name, globals_[name])
+        for name in frame.f_code.co_names
+        if name not in local_vars and name in globals_
+    )
+    pairs = list(level)
+    for _ in range(_LEVELS):
+        deeper: list[tuple[str, Any]] = []
+        for name, value in level:
+            if len(pairs) + len(deeper) >= _MAX_VALUES:
+                break
+            attributes = _attributes(value)
+            deeper.extend((f"{name}.{attr}", inner) for attr, inner in attributes)
+        pairs.extend(deeper)
+        level = deeper
+    return pairs[:_MAX_VALUES]
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]]:
+    """The instance attributes of ``value`` worth looking into: not of a real primitive,
+    of lockstep's or a harness module's objects (which use real locks on purpose), or of
+    the standard library's (a ``logging.Handler``'s lock is its own business)."""
+    if isinstance(value, _REAL) or _is_lockstep_object(value) or _is_stdlib_object(value):
+        return []
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except (AttributeError, TypeError):
+        return []
+    if not isinstance(attributes, dict):
+        return []
+    return [(attr, inner) for attr, inner in list(attributes.items()) if isinstance(attr, str)]
+
+
+def _is_stdlib_object(value: Any) -> bool:
+    module = getattr(type(value), "__module__", None)
+    if not isinstance(module, str) or module == "builtins":
+        return True
+    found = sys.modules.get(module)
+    filename = getattr(found, "__file__", None)
+    return not isinstance(filename, str) or is_skipped_file(filename)
 
 
 def _harness(globals_: dict[str, Any] | None) -> bool:
@@ -129,10 +158,13 @@ def _is_lockstep_object(value: Any) -> bool:
 
 def _describe(value: Any, name: str, frame: FrameType) -> tuple[str, bool] | None:
     """The phrase naming ``value`` when it is a real primitive, and whether it is held."""
-    if not isinstance(value, _REAL):
-        return None
     kind = type(value)
-    label = _NAMES.get(kind) or f"{kind.__module__}.{kind.__qualname__}"
+    if not isinstance(value, _REAL):
+        if getattr(kind, "__module__", None) != "multiprocessing.synchronize":
+            return None
+        label = f"multiprocessing.{kind.__qualname__}"  # a process-shared primitive
+    else:
+        label = _NAMES.get(kind) or f"{kind.__module__}.{kind.__qualname__}"
     held = _held(value)
     code = frame.f_code
     module = frame.f_globals.get("__name__", "?")

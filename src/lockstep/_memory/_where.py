@@ -24,6 +24,7 @@ __all__ = [
     "access_site",
     "frame_location",
     "is_skipped_code",
+    "is_skipped_file",
     "site_line",
     "site_of",
     "site_text",
@@ -76,6 +77,11 @@ def site_of(frame: Any) -> Site:
     """The site of ``frame``, or of the first frame below it that is not skipped."""
     found = _user_frame(frame)
     return UNKNOWN_SITE if found is None else (found.f_code, found.f_lasti)
+
+
+def is_skipped_file(filename: str) -> bool:
+    """Whether ``filename`` is lockstep's or the standard library's (not code under test)."""
+    return _skipped(filename)
 
 
 def is_skipped_code(code: CodeType) -> bool:
