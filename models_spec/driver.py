@@ -79,7 +79,7 @@ from models_spec.invariants import (
     check_i19,
     live,
 )
-from models_spec.spec import encode_outcome, expand_adds, initial_state, resolve, step
+from models_spec.spec import encode_outcome, expand_adds, explain, initial_state, resolve, step
 
 # Test harness: the driver use real locks on purpose (never switch points), so a race
 # report near them must not take them for the code's own synchronisation
@@ -755,7 +755,9 @@ class Driver:
             on_full=getattr(self.adapter, "on_full", "proceed"),
             **_weighting(self.adapter),
         )
-        result = check_linearizability(history, step, initial=initial, max_steps=200_000)
+        result = check_linearizability(
+            history, step, initial=initial, max_steps=200_000, explain=explain
+        )
         self.lin_result = result
         if result.verdict == "unknown":
             _note_i15_skip("the linearizability search ran out of its step budget")

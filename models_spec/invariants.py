@@ -37,7 +37,7 @@ import attrs
 
 from models_spec.adapter import Snapshot
 from models_spec.fakes import Ghost, ScriptedUnloadError
-from models_spec.spec import step
+from models_spec.spec import explain, step
 
 __all__ = [
     "CATALOGUE",
@@ -796,7 +796,9 @@ def check_linearizable(history: Any, *, initial: Any, max_steps: int | None = 1_
     returns the checker's result (verdict "ok" or "unknown")."""
     from lockstep.linearizability import check_linearizability  # noqa: PLC0415
 
-    result = check_linearizability(history, step, initial=initial, max_steps=max_steps)
+    result = check_linearizability(
+        history, step, initial=initial, max_steps=max_steps, explain=explain
+    )
     if result.verdict == "illegal":
         _fail("I15", "history is not linearizable under models_spec.spec", explanation=str(result))
     return result

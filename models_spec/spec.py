@@ -93,6 +93,7 @@ __all__ = [
     "apply_detailed",
     "encode_outcome",
     "expand_adds",
+    "explain",
     "initial_state",
     "resolve",
     "step",
@@ -979,6 +980,35 @@ def step(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> tuple[b
     if _is_unknown(op_output):
         return True, new_state
     return expected == _normalise(op_input, op_output), new_state
+
+
+def explain(state: SpecState, op_input: tuple[Any, ...], op_output: Any) -> str | None:
+    """Why `step` rejects `op_output` for `op_input` in `state`, in words (I15 reports
+    it beside each operation the spec rejects); None when it accepts it."""
+    try:
+        expected, _ = apply(state, op_input)
+    except ValueError:
+        return None
+    if expected == ("raise", _BLOCKED):
+        return (
+            "the spec says it cannot take effect in this state (the operation would "
+            "still be waiting for another one to finish)"
+        )
+    observed = _normalise(op_input, op_output)
+    if _is_unknown(op_output) or expected == observed:
+        return None
+    return f"the spec says it {_outcome_text(expected)} here; the code {_outcome_text(observed)}"
+
+
+def _outcome_text(outcome: Any) -> str:
+    """``returns normally``, ``returns ('a',)``, ``raises ScriptedUnloadError``."""
+    if isinstance(outcome, tuple) and len(outcome) == 2:
+        kind, value = outcome
+        if kind == "raise":
+            return f"raises {value}"
+        if kind == "ok":
+            return "returns normally" if value is None else f"returns {value!r}"
+    return f"gives {outcome!r}"
 
 
 ADMISSION_ERRORS: Final = frozenset({"ScriptedUnloadError"})

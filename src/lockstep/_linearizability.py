@@ -68,6 +68,7 @@ __all__ = [
 
 Verdict: TypeAlias = Literal["ok", "illegal", "unknown"]
 StepFunction: TypeAlias = Callable[[Any, Any, Any], "tuple[bool, Any]"]
+ExplainFunction: TypeAlias = Callable[[Any, Any, Any], "str | None"]
 
 # The real lock class, captured at import, so that a recorder keeps working
 # (and adds no switch points) even inside a lockstep run that patches
@@ -396,6 +397,16 @@ def _resolve_spec(spec: object, initial: object) -> tuple[Any, StepFunction]:
 _MISSING: Final = object()
 
 
+def _reason(explain: ExplainFunction, state: object, op: Operation) -> str | None:
+    """What ``explain`` says about ``op`` in ``state`` (None when it says nothing or fails:
+    a broken explanation must not hide the verdict)."""
+    try:
+        reason = explain(state, op.input, op.output)
+    except Exception:
+        return None
+    return reason if isinstance(reason, str) and reason else None
+
+
 def _format_state(state: object) -> str:
     text = repr(state)
     return text if len(text) <= 200 else text[:197] + "..."
@@ -410,6 +421,7 @@ def _explain_illegal(
     step: StepFunction,
     part: int | None,
     minimal: bool,
+    explain: ExplainFunction | None = None,
 ) -> str:
     where = f" in part {part} of the partition" if part is not None else ""
     lines = [
@@ -436,7 +448,8 @@ def _explain_illegal(
     for op in rejected:
         ok, _ = step(state, op.input, op.output)
         verdict = "would be accepted next" if ok else "is rejected by the spec in that state"
-        lines.append(f"  [{op.describe()}] {verdict}")
+        reason = None if ok or explain is None else _reason(explain, state, op)
+        lines.append(f"  [{op.describe()}] {verdict}{'' if reason is None else f': {reason}'}")
     lines.append(
         "Every other order is ruled out by real time (an operation cannot take effect "
         "before another one that returned before it was called) or by the spec."
@@ -452,6 +465,7 @@ def check_linearizability(
     partition: Callable[[Sequence[Operation]], Sequence[Sequence[Operation]]] | None = None,
     max_steps: int | None = 1_000_000,
     max_seconds: float | None = None,
+    explain: ExplainFunction | None = None,
 ) -> CheckResult:
     """Check ``history`` against a sequential spec; never hangs past the budget.
 
@@ -464,6 +478,11 @@ def check_linearizability(
     (deterministic; ``None`` = unbounded) and ``max_seconds`` its wall time;
     when either runs out the verdict is ``"unknown"``.  For an ``"illegal"``
     verdict, shrinking the prefix may spend up to the same budget again.
+    ``explain(state, input, output)``, if given (or defined by a
+    :class:`SequentialSpec` object as an ``explain`` method), says in words why
+    the spec rejects an operation the explanation names as rejected ("it raises
+    KeyError here, the code returned 3"; None: nothing to add); an exception it
+    raises is left out of the explanation, never raised.
 
     The search calls ``spec`` from the calling thread only and keeps no state
     between calls, so concurrent checks are safe if the spec is pure.
@@ -480,6 +499,13 @@ def check_linearizability(
                 f"check_linearizability: history[{k}] must be an Operation (got {op!r})"
             )
     init, step = _resolve_spec(spec, initial)
+    if explain is None:
+        explain = getattr(spec, "explain", None) if isinstance(spec, SequentialSpec) else None
+    if explain is not None and not callable(explain):
+        raise TypeError(
+            "check_linearizability: explain must be a function (state, input, output) -> "
+            f"str | None, or None (got {explain!r})"
+        )
     for name, value in (("max_steps", max_steps), ("max_seconds", max_seconds)):
         if value is None:
             continue
@@ -521,6 +547,7 @@ def check_linearizability(
                 step=step,
                 spent=budget,
                 budget=new_budget(),
+                explain=explain,
             )
         if outcome.verdict == "unknown":
             unknown_part = index
@@ -549,6 +576,7 @@ def _minimise(
     step: StepFunction,
     spent: _Budget,
     budget: _Budget,
+    explain: ExplainFunction | None = None,
 ) -> CheckResult:
     """Bisect the earliest return event after which ``part`` is non-linearizable."""
     ordered = sorted(range(len(part)), key=lambda i: (part[i].call, i))
@@ -590,6 +618,7 @@ def _minimise(
             step=step,
             part=index,
             minimal=minimal,
+            explain=explain,
         ),
         prefix=tuple(prefix),
         culprit=culprit,

@@ -478,3 +478,50 @@ def test_partitioning_gives_the_same_verdict(history: list[Operation]) -> None:
         history, kv_step, initial=frozenset(), partition=partition_by(lambda o: o.input[1])
     )
     assert whole.verdict == parts.verdict
+
+
+# --- explanations in words -----------------------------------------------------
+
+
+def _register_reason(state: int, inp: tuple[Any, ...], out: Any) -> str | None:
+    return f"the register holds {state}, the read returned {out}" if inp == ("r",) else None
+
+
+def _stale_read() -> list[Operation]:
+    return [op("a", 0, 1, ("w", 1)), op("b", 2, 3, ("r",), 0)]
+
+
+def test_explain_says_why_the_spec_rejects_an_operation() -> None:
+    result = check(_stale_read(), explain=_register_reason)
+    assert result.verdict == "illegal"
+    assert (
+        "[b: ('r',) -> 0 @[2, 3]] is rejected by the spec in that state: "
+        "the register holds 1, the read returned 0" in result.explanation
+    )
+    plain = check(_stale_read())
+    assert "is rejected by the spec in that state\n" in plain.explanation + "\n"
+    assert "the register holds" not in plain.explanation
+
+
+def test_a_sequential_spec_object_s_explain_method_is_used() -> None:
+    @attrs.frozen
+    class Explained(RegisterSpec):
+        def explain(self, state: int, inp: tuple[Any, ...], out: Any) -> str | None:
+            return _register_reason(state, inp, out)
+
+    result = check_linearizability(_stale_read(), Explained())
+    assert "the register holds 1, the read returned 0" in result.explanation
+
+
+def test_a_broken_explain_never_hides_the_verdict() -> None:
+    def broken(state: int, inp: tuple[Any, ...], out: Any) -> str | None:
+        raise RuntimeError("bug in the explanation")
+
+    result = check(_stale_read(), explain=broken)
+    assert result.verdict == "illegal"
+    assert "is rejected by the spec in that state" in result.explanation
+
+
+def test_explain_must_be_callable() -> None:
+    with pytest.raises(TypeError, match="explain must be a function"):
+        check(_stale_read(), explain="why")  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from models_spec.spec import (
     SpecState,
     apply,
     encode_outcome,
+    explain,
     initial_state,
     resolve,
     step,
@@ -479,3 +480,20 @@ def test_wait_blocks_unless_the_thread_holds_a_lease() -> None:
 def test_proceed_admits_over_the_bound() -> None:
     state = _full_of_leases("proceed")
     assert _ok(state, ("admit", 1, "c", None, False)).overflows == state.overflows + 1
+
+
+def test_explain_says_what_the_spec_expected_and_what_the_code_did() -> None:
+    """I15 names, for each rejected operation, the spec's outcome and the code's."""
+    s0 = initial_state(max_size=2)
+    _, s1 = step(s0, ("add", "a", None, False), ("ok", None))
+    assert explain(s1, ("getitem", "a"), ("ok", "a#1")) is None  # accepted: nothing to say
+    assert explain(s1, ("keys",), ("ok", ())) == (
+        "the spec says it returns ('a',) here; the code returns ()"
+    )
+    assert explain(s1, ("getitem", "b"), ("ok", "b#1")) == (
+        "the spec says it raises ModelNotFound here; the code returns 'b#1'"
+    )
+    assert explain(s1, ("remove", "a"), ("raise", "ScriptedUnloadError")) == (
+        "the spec says it returns normally here; the code raises ScriptedUnloadError"
+    )
+    assert explain(s1, ("keys",), "unknown") is None  # any outcome is legal

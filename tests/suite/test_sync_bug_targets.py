@@ -38,3 +38,13 @@ def test_the_correct_condition_manager_passes() -> None:
     status, verdicts, text = _verdicts(*CONTROL)
     assert status == 0, text
     assert set(verdicts.values()) == {"PASS", "SKIP"}, text
+
+
+def test_the_failure_says_what_the_spec_expected() -> None:
+    """The double unload breaks I15 at clear(): the report says in words that the spec
+    expected clear() to raise (its first unload fails, as scripted) and it did not."""
+    target = next(t for t, name in ADAPTERS.items() if name == "double-unload")
+    _, _, text = _verdicts(target, "double-unload")
+    flat = " ".join(text.split())
+    assert "is rejected by the spec in that state: the spec says it raises" in flat, text
+    assert "the code returns normally" in flat, text
