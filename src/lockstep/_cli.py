@@ -394,6 +394,18 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _preemption_bound(text: str) -> int | str:
+    """``--preemption-bound``: an integer >= 0, or "iterative" (DPOR)."""
+    if text == "iterative":
+        return text
+    try:
+        return _non_negative(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f'expected an integer >= 0 or "iterative", got {text!r}'
+        ) from None
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -558,8 +570,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_explore.add_argument(
         "--preemption-bound",
-        type=_non_negative,
-        help="dfs/dpor preemption bound (default: the strategy's)",
+        type=_preemption_bound,
+        help='dfs/dpor preemption bound (default: the strategy\'s); for dpor also "iterative": '
+        "bounds 0, 1, 2, ... in turn, shallow bugs first",
     )
     p_explore.add_argument(
         "--max-steps",

@@ -363,3 +363,33 @@ def test_explore_failure_names_its_files_and_replays_from_another_directory(tmp_
     )
     assert proc.returncode == cli.EXIT_FAILURE, proc.stderr
     assert "lost update: 1" in proc.stdout
+
+
+def test_explore_takes_an_iterative_dpor_bound():
+    """`--preemption-bound iterative` reaches DPOR; it ends with the unbounded claim;
+    other words, and "iterative" for DFS, are usage errors."""
+    code, text = run_cli(
+        "explore",
+        "samples.cli_scenarios:correct",
+        "--strategy",
+        "dpor",
+        "--preemption-bound",
+        "iterative",
+    )
+    assert code == cli.EXIT_OK, text
+    assert text.startswith("explored every interleaving over synchronisation only")
+    assert "preemptions" not in text.splitlines()[0]
+    code, text = run_cli(
+        "explore",
+        "samples.cli_scenarios:lost_update",
+        "--strategy",
+        "dpor",
+        "--preemption-bound",
+        "iterative",
+    )
+    assert code == cli.EXIT_FAILURE, text
+    for argv in (
+        ("--strategy", "dpor", "--preemption-bound", "deep"),
+        ("--strategy", "dfs", "--preemption-bound", "iterative"),
+    ):
+        assert run_cli("explore", "samples.cli_scenarios:correct", *argv)[0] == cli.EXIT_USAGE

@@ -81,6 +81,7 @@ dropped.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import attrs
 
@@ -226,6 +227,13 @@ class DporStrategy:
     """Exhaustive exploration with DPOR (source sets + sleep sets); see the module docstring.
 
     ``preemption_bound`` (None = unbounded) limits preemptions per execution.
+    ``preemption_bound="iterative"`` searches with a bound of 0, then 1, 2, ...
+    (iterative context bounding, as CHESS does): a bug that needs few preemptions
+    is reached in the first passes instead of after the depth-first search has
+    reordered every late step; each pass repeats the earlier passes' executions,
+    and the search is exhausted (every trace, no bound) when a pass ends in which
+    the bound cut nothing. :attr:`preemption_bound` is then None, and during the
+    search the bound of the pass in progress (:attr:`passes` counts them).
     ``timeouts=False`` never fires a timeout while some thread can run (a smaller
     space: timed waits behave as if time were unbounded).
     ``end_execution`` returns False once every trace has been explored; then
@@ -245,18 +253,30 @@ class DporStrategy:
     systematic = True
     reduces = True
 
-    def __init__(self, *, preemption_bound: int | None = None, timeouts: bool = True) -> None:
-        if preemption_bound is not None:
+    def __init__(
+        self, *, preemption_bound: int | Literal["iterative"] | None = None, timeouts: bool = True
+    ) -> None:
+        self.iterative = preemption_bound == "iterative"
+        if self.iterative:
+            preemption_bound = 0
+        elif isinstance(preemption_bound, str):
+            raise InvalidArgumentType(
+                f'DporStrategy: preemption_bound must be an int, None or "iterative" '
+                f"(got {preemption_bound!r})"
+            )
+        elif preemption_bound is not None:
             if isinstance(preemption_bound, bool) or not isinstance(preemption_bound, int):
                 raise InvalidArgumentType(
-                    f"DporStrategy: preemption_bound must be an int or None "
+                    f'DporStrategy: preemption_bound must be an int, None or "iterative" '
                     f"(got {preemption_bound!r})"
                 )
             if preemption_bound < 0:
                 raise InvalidArgument(
                     f"DporStrategy: preemption_bound must be >= 0 (got {preemption_bound!r})"
                 )
-        self.preemption_bound = preemption_bound
+        self._bound: int | None = preemption_bound
+        self._cut = False  # the bound cut some choice off in this pass
+        self.passes = 1
         self.timeouts = check_timeouts("DporStrategy", timeouts)
         self.executions = 0
         self.complete_executions = 0
@@ -271,6 +291,14 @@ class DporStrategy:
         # execution whose prefix leads the thread there the same way.
         self._timed: dict[_Instance, bool] = {}
         self._site_counts: dict[tuple[int, str, Hashable | None, str], int] = {}
+
+    @property
+    def preemption_bound(self) -> int | None:
+        """The bound the search is up to (None: unbounded; an iterative search that is
+        exhausted is, its last pass having cut nothing)."""
+        if self.iterative and self.exhausted:
+            return None
+        return self._bound
 
     def __repr__(self) -> str:
         return (
@@ -365,14 +393,26 @@ class DporStrategy:
                 node.done.add(pick)
                 return True
             self._stack.pop()
+        if self.iterative and self._cut:
+            # Every trace within this pass's bound is done, and the bound cut some
+            # choice: search again, from the start, one preemption further.
+            assert self._bound is not None
+            self._bound += 1
+            self._cut = False
+            self._timed = {}  # each pass is a fresh bounded search: the last, an unbounded one
+            self.passes += 1
+            return True
         self.exhausted = True
         return False
 
     # -- helpers -------------------------------------------------------------------------
 
     def _within_bound(self, node: _Node, choice: Choice) -> bool:
-        bound = self.preemption_bound
-        return bound is None or node.preemptions + node.is_preemption(choice) <= bound
+        bound = self._bound
+        if bound is None or node.preemptions + node.is_preemption(choice) <= bound:
+            return True
+        self._cut = True
+        return False
 
     @staticmethod
     def _prefer(node: _Node, candidates: Sequence[Choice]) -> Choice:
