@@ -152,6 +152,18 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
         "X and that wait times out: the add raises ModelManagerLockAcquisitionError instead "
         "of the loader's error",
     ),
+    (_STACK, "B23-lost-wakeup-of-a-slot-waiter", "I11"): Finding(
+        "B14",
+        "in a cache of 1, T1 starts loading X and T2 starts loading Y before either is "
+        "registered: each saw a free slot (loads in flight do not count), so two loads run "
+        "at once where the bound allows one; the slot waiter the scenario is about never waits",
+    ),
+    (_STACK, "B23-lost-wakeup-of-a-slot-waiter", "I16"): Finding(
+        "B16",
+        "X's constructor fails (scripted); the cache's error path then waits for the lock on the "
+        "manager state, held by T2's add of Y, to drop X from the LRU queue, and that wait times "
+        "out: the add raises ModelManagerLockAcquisitionError instead of the loader's error",
+    ),
     (_MANAGER, "B2-constructor-failure-split", "I16"): Finding(
         "B16",
         "H's constructor fails; the error path waits for `_state_lock` to dispose the lock "
