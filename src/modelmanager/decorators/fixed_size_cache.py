@@ -438,6 +438,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
         # Guarded by _lru_lock: eviction batch -> the admission that chose it, so a
         # failed unload gives that add's slot back in the same step (module doc).
         self._batch_tickets: dict[object, _Admitting] = {}
+        # Guarded by _lru_lock: how many times a restoration left the bound to the adds
+        # whose evictions were undecided (``_restore``); an add that fails after
+        # choosing restores only when one did meanwhile (``_admit``).
+        self._restorations_deferred = 0
         # Whether the cache may be over its bounds (an admission over them, a
         # weighted commit); set and cleared under _lru_lock, read without it by
         # _restore, so the common case (never over) costs one read.
@@ -971,6 +975,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         ticket = _Admitting(resolved_id)
         busy: str | None = None  # a victim found busy on the last pass
         chose = False  # whether this add chose victims (its admission took effect)
+        deferred_at = 0  # self._restorations_deferred when it first chose
+        evicted = 0  # victims of this add that went
         unload_failed = False  # whether it fails with a victim's unload error
         try:
             while True:
@@ -984,6 +990,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         # even the slot (I17): another add may be waiting for it.
                         self._give_back_locked(resolved_id, ticket)
                     else:
+                        if not chose:
+                            deferred_at = self._restorations_deferred
                         chose = True
                         for victim in victims:
                             self._book.choose(victim, resolved_id, batch)
@@ -995,9 +1003,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # A victim whose choice no longer holds at its commit is dropped
                 # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
                 try:
-                    self._evict(victims, "evictions_capacity", batch)
+                    evicted += self._evict(victims, "evictions_capacity", batch)
                 except _VictimBusy as error:
                     busy = error.victim
+                    evicted += error.evicted
                 except BaseException:
                     unload_failed = True
                     raise
@@ -1011,12 +1020,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         self._give_back_locked(resolved_id, ticket)
                 except BaseException as secondary:  # keep the first error (I16)
                     attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
-            if chose and not unload_failed:
+            if chose and not unload_failed and not evicted:
+                with self._lru_changed:  # unbounded: a short read, like _forget
+                    left_to_us = self._restorations_deferred != deferred_at
+            else:
+                left_to_us = False
+            if chose and not unload_failed and (evicted or left_to_us):
                 # A restoration that found this add's evictions undecided left the
-                # bound to it (``_restore``): it restores even when it times out.
-                # An add that failed before choosing anything took no effect, and
-                # one whose victim's unload failed ends there (the spec's failed
-                # admission restores nothing; the cache is no fuller than before).
+                # bound to it (``_restore``): it restores even when it times out,
+                # and so does an add whose victims went (its admission took
+                # effect). An add that failed before choosing anything, or whose
+                # choices were all dropped with no restoration left to it, took no
+                # effect; one whose victim's unload failed ends there (the spec's
+                # failed admission restores nothing; the cache is no fuller).
                 self._restore()
             raise
 
@@ -1202,6 +1218,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             for _ in range(len(book.lru) + 1):
                 with self._lru_guard():
                     if book.evictions_undecided():
+                        self._restorations_deferred += 1
                         return
                     count, weight = policy.excess()
                     if count <= 0 and weight <= 0:
