@@ -136,6 +136,69 @@ def test_restoration_failure_is_counted_and_keeps_the_model(
     assert cache.lru_order() == ["b"]
 
 
+def test_a_lease_given_back_mid_admission_is_the_restorations_not_the_adds(
+    registry: FakeRegistry,
+) -> None:
+    """An add admitted over the bound with what could go evicts no more once a lease ends.
+
+    x leased, y loaded over the bound: an add of z chooses y (all it can)
+    and is admitted over the bound. x's lease ends while y unloads; x is
+    then the restoration's to evict after z loads, not a second victim of
+    the add, so x's failing unload is a counted restoration failure and
+    the add succeeds (before: the add evicted x and failed with its error).
+    """
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["y"] = (entered, release)
+    registry.clear_errors["x"] = RuntimeError("x busy")
+    with cache.acquire("x"):
+        cache.add_model("y")  # x leased: y over the bound
+        adder, outcome = run_in_thread(cache.add_model, "z")
+        assert entered.wait(timeout=30), "the add never evicted y"
+    # x's lease ended while the add's choice (y) was undecided: left to the add.
+    release.set()
+    join(adder)
+    assert "error" not in outcome, repr(outcome.get("error"))
+    assert cache.lru_order() == ["x", "z"]  # x's unload failed: it stays, counted
+    stats = cache.statistics()
+    assert (stats.evictions_capacity, stats.restoration_failures) == (1, 1)
+    assert stats.pinned_overflow == 2  # y, then z
+    del registry.clear_errors["x"]
+    with cache.lease("z"):
+        pass  # the next lease end brings the bound back
+    assert cache.lru_order() == ["z"]
+
+
+def test_a_restoration_left_to_an_add_fails_with_its_eviction_counted(
+    registry: FakeRegistry,
+) -> None:
+    """A lease ends while an add's victim unloads: the bound is left to that add.
+
+    When the victim's unload then fails, the add fails with that error and
+    restores nothing (the spec's failed admission), so the restoration left
+    to it failed too: it is counted as one, as if it had run itself (before:
+    not counted, and I11 read the models over the bound as a lost bound).
+    """
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["y"] = (entered, release)
+    registry.clear_errors["y"] = RuntimeError("y busy")
+    with cache.acquire("x"):
+        cache.add_model("y")  # x leased: y over the bound
+        adder, outcome = run_in_thread(cache.add_model, "z")
+        assert entered.wait(timeout=30), "the add never evicted y"
+    release.set()  # x's lease ended with y's eviction undecided: left to the add
+    join(adder)
+    assert isinstance(outcome.get("error"), RuntimeError), outcome
+    assert cache.lru_order() == ["x", "y"]
+    stats = cache.statistics()
+    assert (stats.eviction_failures, stats.restoration_failures) == (1, 1)
+    del registry.clear_errors["y"]
+    with cache.lease("y"):
+        pass  # the next lease end brings the bound back
+    assert cache.lru_order() == ["y"]
+
+
 def test_restoration_through_decorators_and_inner_leases(registry: FakeRegistry) -> None:
     """A decorator over the cache reaches its lease; a lease on the inner manager does not."""
     cache = WithFixedSizeCache(

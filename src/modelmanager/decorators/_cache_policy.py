@@ -207,6 +207,14 @@ class CapacityPolicy:
             return self.capacity_victims(need, leased, exclude)
         return self.capacity_victims(need, leased, exclude, weight)
 
+    def makes_room(self, requester: str, victims: list[str]) -> bool:
+        """Whether evicting ``victims`` makes room for ``requester`` (slot not yet reserved).
+
+        False for an admission's partial choice (:meth:`admit` with
+        ``partial``): the add is then admitted over the bound once they went.
+        """
+        return self._covers(victims, self.needed(requester), self.weight_needed(requester))
+
     def _covers(self, victims: list[str], need: int, weight: int) -> bool:
         weights = self.book.weights
         return len(victims) >= need and sum(weights.get(v, 0) for v in victims) >= weight

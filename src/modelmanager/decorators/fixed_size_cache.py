@@ -170,13 +170,20 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 
 
 class _Admitting:
-    """One add's admission: whether it holds its slot while still making room."""
+    """One add's admission: whether it holds its slot while still making room.
 
-    __slots__ = ("holding", "resolved_id")
+    ``short``: its current choice cannot make room (every other model pinned
+    or leased); ``over``: that partial choice all went, so the add is admitted
+    over the bound at its next step instead of choosing again.
+    """
+
+    __slots__ = ("holding", "over", "resolved_id", "short")
 
     def __init__(self, resolved_id: str) -> None:
         self.resolved_id = resolved_id
         self.holding = False
+        self.short = False
+        self.over = False
 
 
 class _VictimBusy(Exception):
@@ -978,6 +985,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         deferred_at = 0  # self._restorations_deferred when it first chose
         evicted = 0  # victims of this add that went
         unload_failed = False  # whether it fails with a victim's unload error
+        left_when_failed = False  # a restoration had deferred to it when an unload failed
         try:
             while True:
                 batch = object()  # this pass's choices (a failure rolls back only these)
@@ -1003,7 +1011,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # A victim whose choice no longer holds at its commit is dropped
                 # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
                 try:
-                    evicted += self._evict(victims, "evictions_capacity", batch)
+                    went = self._evict(victims, "evictions_capacity", batch)
+                    evicted += went
+                    # A partial choice that all went was the admission (admitted over
+                    # the bound): a model evictable only since (a lease given back)
+                    # is the restoration's after the load, not a victim of this add,
+                    # whose unload error must not fail the add (I15).
+                    ticket.over = ticket.short and went == len(victims)
                 except _VictimBusy as error:
                     busy = error.victim
                     evicted += error.evicted
@@ -1013,6 +1027,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 finally:
                     with self._lru_changed:  # unbounded: a short step, like _forget
                         self._batch_tickets.pop(batch, None)
+                        if unload_failed:
+                            left_when_failed = self._restorations_deferred != deferred_at
         except BaseException as error:
             if ticket.holding:
                 try:
@@ -1034,6 +1050,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # effect; one whose victim's unload failed ends there (the spec's
                 # failed admission restores nothing; the cache is no fuller).
                 self._restore()
+            elif left_when_failed:
+                # The restoration left to this add dies with its failed unload, as
+                # one that ran itself would have (``_restore``): the models over
+                # the bound stay until the next lease or pin ends, counted.
+                self._counters.increment("restoration_failures")
+                self._quiet.warning(
+                    ("restore", type(error).__name__),
+                    "could not bring the cache back within its bound (%s): %r; the models "
+                    "stay loaded until the next lease or pin ends",
+                    self._bounds(),
+                    error,
+                )
             raise
 
     def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
@@ -1068,9 +1096,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             leased = frozenset(self._manager.lease_counts())
             if ticket.holding:
                 decision, victims = policy.admit_held(resolved_id, leased)
+                if decision is not Admission.RESERVE and ticket.over:
+                    self._admit_over_locked(resolved_id)
+                    decision = Admission.RESERVE
                 if decision is Admission.RESERVE:
                     self._end_admitting(resolved_id, ticket)
                     return []
+                ticket.short = False  # admit_held evicts only a choice that makes room
                 if decision is Admission.FULL:
                     # Too few evictable models left (a victim was rescued): give the
                     # slot back and decide as a new admission (wait, refuse or proceed).
@@ -1092,6 +1124,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 )
                 decision, victims = policy.admit(resolved_id, leased, overflows)
                 if decision is Admission.EVICT:
+                    ticket.short = not policy.makes_room(resolved_id, victims)
                     book.reserve(resolved_id)
                     self._admitting[resolved_id] = self._admitting.get(resolved_id, 0) + 1
                     ticket.holding = True
@@ -1120,17 +1153,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     f"({self._bounds()}) is pinned or leased (on_full='refuse'); retry once "
                     "a lease is given back, or unpin a model or raise the bound",
                 )
-            self._counters.increment("pinned_overflow")
-            self._maybe_over = True
-            self._quiet.warning(
-                ("overflow", resolved_id),
-                "admitting model %r over the bound (%s): every registered model is pinned or "
-                "leased; the cache evicts back to its bound when a lease or pin ends",
-                resolved_id,
-                self._bounds(),
-            )
+            self._admit_over_locked(resolved_id)
             book.reserve(resolved_id)
             return []
+
+    def _admit_over_locked(self, resolved_id: str) -> None:
+        """An add is admitted over the bound (lock held): counted, logged, and the
+        cache marked as possibly over, so the add's restoration when it ends runs."""
+        self._counters.increment("pinned_overflow")
+        self._maybe_over = True
+        self._quiet.warning(
+            ("overflow", resolved_id),
+            "admitting model %r over the bound (%s): every registered model is pinned or "
+            "leased; the cache evicts back to its bound when a lease or pin ends",
+            resolved_id,
+            self._bounds(),
+        )
 
     def _bounds(self) -> str:
         parts = [] if self._max_size is None else [f"max_size={self._max_size}"]
