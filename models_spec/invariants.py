@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import attrs
 
+from modelmanager.errors import swallowed
 from models_spec.adapter import Snapshot
 from models_spec.fakes import Ghost, ScriptedUnloadError
 from models_spec.spec import explain, step
@@ -635,8 +636,15 @@ def check_i16(
     unload failures of models other than `target` (a restoration never evicts
     the model its operation removes) are then allowed whatever the operation
     raised for its own part (e.g. a remove of a leased model that timed out).
+    With `restored`, a failure the stack marked as swallowed by its
+    restoration (`modelmanager.errors.swallowed`) is allowed whatever the
+    operation raised: the restoration runs after the operation's own work,
+    so its failure comes after the error the operation raises (e.g. an add
+    that timed out, whose restoration then met a failing unload).
     """
     failures = ghost.failures_since(since, thread, until)
+    if restored:
+        failures = [f for f in failures if not swallowed(f)]
     if restoration_failed:
         failures = [
             f for f in failures if not isinstance(f, ScriptedUnloadError) or f.resolved_id == target

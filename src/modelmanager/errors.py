@@ -21,6 +21,8 @@ __all__ = [
     "ModelNotFound",
     "UnsupportedOperation",
     "attach_secondary",
+    "note_swallowed",
+    "swallowed",
 ]
 
 
@@ -96,3 +98,23 @@ def attach_secondary(primary: BaseException, secondary: BaseException, doing: st
     note and in ``primary.__notes__`` so it is never lost.
     """
     primary.add_note(f"while {doing}, a secondary error occurred: {secondary!r}")
+
+
+_SWALLOWED = "swallowed: "
+
+
+def note_swallowed(error: BaseException, by: str) -> None:
+    """Mark ``error`` as swallowed by design by ``by`` (a cache's restoration).
+
+    The error is not raised to anyone: a note on it says so, for whoever logs or
+    inspects it later (:func:`swallowed` reads it back). Nothing else changes.
+    """
+    error.add_note(f"{_SWALLOWED}{by}")
+
+
+def swallowed(error: BaseException) -> bool:
+    """Whether ``error`` was marked by :func:`note_swallowed` (never raised by design)."""
+    return any(
+        isinstance(note, str) and note.startswith(_SWALLOWED)
+        for note in getattr(error, "__notes__", ())
+    )

@@ -24,6 +24,7 @@ from modelmanager import (
     WithFixedSizeCache,
 )
 from modelmanager._quiet_log import QuietLog
+from modelmanager.errors import swallowed
 from models_spec.adapter import CoreAdapter
 from models_spec.fakes import ScriptedRegistry
 
@@ -130,6 +131,9 @@ def test_restoration_failure_is_counted_and_keeps_the_model(
     stats = cache.statistics()
     assert (stats.restoration_failures, stats.eviction_failures) == (2, 2)
     assert caplog.text.count("could not bring the cache back") == 1
+    # Raised to nobody: the error says so, for whoever logs or inspects it.
+    assert swallowed(registry.clear_errors["a"])
+    assert "restoration of its bound (max_size=1)" in registry.clear_errors["a"].__notes__[0]
     del registry.clear_errors["a"]
     with cache.lease("b"):
         pass
@@ -190,6 +194,7 @@ def test_a_restoration_left_to_an_add_fails_with_its_eviction_counted(
     release.set()  # x's lease ended with y's eviction undecided: left to the add
     join(adder)
     assert isinstance(outcome.get("error"), RuntimeError), outcome
+    assert not swallowed(outcome["error"])  # the add raised it: not marked as swallowed
     assert cache.lru_order() == ["x", "y"]
     stats = cache.statistics()
     assert (stats.eviction_failures, stats.restoration_failures) == (1, 1)

@@ -6,8 +6,15 @@ from typing import Any
 
 import pytest
 
+from modelmanager.errors import note_swallowed
 from models_spec.adapter import CAPABILITIES, Snapshot
-from models_spec.fakes import Ghost, Script, ScriptedLoadError, ScriptedRegistry
+from models_spec.fakes import (
+    Ghost,
+    Script,
+    ScriptedLoadError,
+    ScriptedRegistry,
+    ScriptedUnloadError,
+)
 from models_spec.invariants import (
     CATALOGUE,
     InvariantSkipped,
@@ -281,6 +288,25 @@ def test_i16_error_masking() -> None:
     with violation("I16"):  # B16: a timeout after the model was deleted
         check_i16(TimeoutError("late"), ghost, since=mark, target="b")
     check_i16(None, ghost, since=mark, target="b")
+
+
+def test_i16_allows_only_what_a_restoration_marked_as_swallowed() -> None:
+    """An add that timed out and whose restoration then met a failing unload raises
+    its own timeout: allowed when the stack marked the unload error as swallowed by
+    its restoration (and only with ``restored``); an unmarked one is still masked."""
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1, 2]}))
+    ghost = registry.ghost
+    model = registry.get_model("a")(model_id="a")
+    mark = ghost.mark()
+    with pytest.raises(ScriptedUnloadError) as info:
+        model.clear_cache()
+    timeout = TimeoutError("the add's own wait")
+    with violation("I16"):  # unmarked: the add's own eviction error, masked
+        check_i16(timeout, ghost, since=mark, restored=True)
+    note_swallowed(info.value, "the cache's restoration")
+    check_i16(timeout, ghost, since=mark, restored=True)
+    with violation("I16"):  # no restoration ends this operation: still masked
+        check_i16(timeout, ghost, since=mark)
 
 
 def test_check_linearizable_glue() -> None:

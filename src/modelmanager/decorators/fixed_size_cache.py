@@ -108,6 +108,7 @@ from modelmanager.errors import (
     LockTimeout,
     ModelNotFound,
     attach_secondary,
+    note_swallowed,
 )
 from modelmanager.manager import WarmView, _clear_all
 from modelmanager.memory import default_memory_probe
@@ -1279,6 +1280,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     self._await_lifecycle(busy.victim)
         except Exception as error:  # restoring never fails the caller's operation
             self._counters.increment("restoration_failures")
+            note_swallowed(
+                error, f"the cache's restoration of its bound ({self._bounds()}) stopped here"
+            )
             self._quiet.warning(
                 ("restore", type(error).__name__),
                 "could not bring the cache back within its bound (%s): %r; the models stay "
