@@ -69,6 +69,7 @@ __all__ = [
     "default_scenarios",
     "get_scenario",
     "i15_skips",
+    "mixed_scenario",
     "named_scenarios",
     "random_scenario",
     "random_scenarios",
@@ -389,6 +390,63 @@ def basic_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
     )
 
 
+def _mixed_op(rng: random.Random, depth: int = 0) -> Op:
+    kind = rng.choice(_MIXED_KINDS)
+    model_id = rng.choice(_IDS)
+    if kind == "keys":
+        return Op("keys")
+    if kind == "pinned-add":
+        return Op("add", model_id, pin=True)
+    if kind in ("lease", "acquire"):
+        inside = (_mixed_op(rng, depth + 1),) if depth == 0 and rng.random() < 0.5 else ()
+        return Op(kind, model_id, uses=rng.choice((1, 2)), inside=inside)
+    return Op(kind, model_id)
+
+
+_MIXED_KINDS: Final = (
+    "add",
+    "add",
+    "pinned-add",
+    "acquire",
+    "lease",
+    "remove",
+    "refresh",
+    "pin",
+    "unpin",
+    "getitem",
+    "keys",
+)
+
+
+def mixed_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
+    """A seeded random scenario over everything a cache does: `random_scenario` plus
+    pins (pinned adds, pin, unpin), acquires and leases that hold their model across
+    inferences and may run an op inside, and a cache of 1 or 2.
+
+    Not in the default check (`models_spec.hunt` runs it): it needs pins, leases,
+    capacity, LRU and refresh. Load and unload failures come from a seeded
+    `Script` (p = 0.1 and 0.15). A pure function of its arguments; raises
+    `ScenarioError` for bad sizes.
+    """
+    for name, value in (("threads", threads), ("ops", ops)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
+            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScenarioError(f"seed must be an int (got {seed!r})")
+    rng = random.Random(f"mixed-{seed}")
+    body = [(f"T{t + 1}", [_mixed_op(rng) for _ in range(ops)]) for t in range(threads)]
+    max_size = rng.choice((1, 2))
+    preload = tuple(rng.sample(_IDS, max_size))
+    return Scenario(
+        f"mixed-{seed}",
+        (),
+        f"seeded random, pins and leases: {threads} threads x {ops} ops, cache of {max_size}",
+        body,
+        Setup(max_size=max_size, preload=preload, seed=seed, p_load=0.1, p_unload=0.15),
+        needs=frozenset({"lru", "refresh", "leases", "pins", "capacity"}),
+    )
+
+
 def basic_scenarios(count: int = 2, *, first_seed: int = 1) -> tuple[Scenario, ...]:
     """`count` basic scenarios with consecutive seeds from `first_seed`."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -451,20 +509,25 @@ def default_scenarios() -> Mapping[str, Scenario]:
 
 
 def get_scenario(scenario_id: str) -> Scenario:
-    """The scenario called `scenario_id` (named, ``random-<seed>`` or ``basic-<seed>``).
+    """The scenario called `scenario_id` (named, ``random-<seed>``, ``basic-<seed>`` or
+    ``mixed-<seed>``).
 
     Raises `ScenarioError` naming the known ids.
     """
     named = {**named_scenarios(), **specified_scenarios()}
     if scenario_id in named:
         return named[scenario_id]
-    for prefix, make in (("random-", random_scenario), ("basic-", basic_scenario)):
+    for prefix, make in (
+        ("random-", random_scenario),
+        ("basic-", basic_scenario),
+        ("mixed-", mixed_scenario),
+    ):
         if isinstance(scenario_id, str) and scenario_id.startswith(prefix):
             try:
                 return make(int(scenario_id.removeprefix(prefix)))
             except ValueError:
                 pass
     raise ScenarioError(
-        f"unknown scenario {scenario_id!r}; known: {', '.join(named)}, random-<seed> "
-        "or basic-<seed>"
+        f"unknown scenario {scenario_id!r}; known: {', '.join(named)}, random-<seed>, "
+        "basic-<seed> or mixed-<seed>"
     )

@@ -53,7 +53,7 @@ def test_a_hunt_of_the_core_passes() -> None:
     [
         (["--count=0"], "count must be an int >= 1 (got 0)"),
         (["--budget=0"], "budget must be an int >= 1 (got 0)"),
-        (["--families=nope"], "unknown family 'nope'; known: random, basic"),
+        (["--families=nope"], "unknown family 'nope'; known: random, basic, mixed"),
         (["--strategies=dfs"], "unknown strategy 'dfs'; known: random, pct"),
         (["--implementations=nope"], "unknown implementation 'nope'"),
     ],

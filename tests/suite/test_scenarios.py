@@ -16,6 +16,7 @@ from models_spec.scenarios import (
     basic_scenarios,
     default_scenarios,
     get_scenario,
+    mixed_scenario,
     named_scenarios,
     random_scenario,
     random_scenarios,
@@ -63,10 +64,33 @@ def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
     assert get_scenario("random-42") == random_scenario(42)
 
 
+def test_mixed_scenarios_pin_and_lease_and_stay_out_of_the_default_check() -> None:
+    """A pure function of the seed over pins, leases with ops inside and a cache of 1
+    or 2; run by ``models_spec.hunt``, never by the default check."""
+    assert mixed_scenario(7) == mixed_scenario(7)
+    assert mixed_scenario(7) != mixed_scenario(8)
+    assert get_scenario("mixed-42") == mixed_scenario(42)
+    assert not [s for s in SCENARIOS if s.startswith("mixed-")]
+    kinds: set[str] = set()
+    for seed in range(40):
+        scenario = mixed_scenario(seed)
+        assert {"pins", "leases", "capacity"} <= scenario.all_needs
+        assert scenario.setup.max_size in (1, 2)
+        assert len(scenario.setup.preload) == scenario.setup.max_size
+        for _, ops in scenario.threads:
+            for op in ops:
+                kinds.add("pinned-add" if op.pin else op.kind)
+                kinds.update(f"inside-{inner.kind}" for inner in op.inside)
+    assert {"pinned-add", "pin", "unpin", "acquire", "lease"} <= kinds
+    assert any(kind.startswith("inside-") for kind in kinds)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
         (lambda: Op("explode", "X"), "op kind must be one of"),
+        (lambda: mixed_scenario(1, threads=7), "threads must be an int in 1..6"),
+        (lambda: mixed_scenario(1.0), "seed must be an int"),  # type: ignore[arg-type]
         (lambda: Op("add", ""), "non-empty model_id"),
         (lambda: random_scenario(1, threads=0), "threads must be an int in 1..6"),
         (lambda: random_scenario("1"), "seed must be an int"),  # type: ignore[arg-type]
@@ -74,7 +98,7 @@ def test_random_scenarios_are_a_pure_function_of_the_seed() -> None:
         (lambda: basic_scenario(1, ops=7), "ops must be an int in 1..6"),
         (lambda: basic_scenario(None), "seed must be an int"),  # type: ignore[arg-type]
         (lambda: basic_scenarios(True), "count must be an int >= 0"),
-        (lambda: get_scenario("basic-x"), "or basic-<seed>"),
+        (lambda: get_scenario("basic-x"), "basic-<seed> or mixed-<seed>"),
         (lambda: Op("clear", "a"), "op 'clear' takes no model_id"),
         (
             lambda: Scenario("S", (), "t", [("T1", [Op("keys")])], final=["clear"]),
