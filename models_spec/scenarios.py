@@ -301,17 +301,22 @@ _IDS: Final = ("a", "b", "c")
 _RANDOM_KINDS: Final = ("add", "add", "remove", "refresh", "lease", "getitem")
 
 
+def _check_seeded(seed: object, threads: object, ops: object) -> None:
+    """A seeded family's arguments: `ScenarioError` naming the bad one."""
+    for name, value in (("threads", threads), ("ops", ops)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
+            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScenarioError(f"seed must be an int (got {seed!r})")
+
+
 def random_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
     """A seeded random scenario: `threads` threads of `ops` ops over ids a, b, c.
 
     A pure function of its arguments.  Load and unload failures come from a
     seeded `Script` (p = 0.15 each).  Raises `ScenarioError` for bad sizes.
     """
-    for name, value in (("threads", threads), ("ops", ops)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
-            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScenarioError(f"seed must be an int (got {seed!r})")
+    _check_seeded(seed, threads, ops)
     rng = random.Random(seed)
     body = [
         (
@@ -354,11 +359,7 @@ def basic_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
     model, keep the ones whose unload failed and raise their errors together.
     A pure function of its arguments; raises `ScenarioError` for bad sizes.
     """
-    for name, value in (("threads", threads), ("ops", ops)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
-            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScenarioError(f"seed must be an int (got {seed!r})")
+    _check_seeded(seed, threads, ops)
     rng = random.Random(f"basic-{seed}")
 
     def op() -> Op:
@@ -428,11 +429,7 @@ def mixed_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
     `Script` (p = 0.1 and 0.15). A pure function of its arguments; raises
     `ScenarioError` for bad sizes.
     """
-    for name, value in (("threads", threads), ("ops", ops)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
-            raise ScenarioError(f"{name} must be an int in 1..6 (got {value!r})")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ScenarioError(f"seed must be an int (got {seed!r})")
+    _check_seeded(seed, threads, ops)
     rng = random.Random(f"mixed-{seed}")
     body = [(f"T{t + 1}", [_mixed_op(rng) for _ in range(ops)]) for t in range(threads)]
     max_size = rng.choice((1, 2))

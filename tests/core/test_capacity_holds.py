@@ -140,6 +140,25 @@ def test_restoration_failure_is_counted_and_keeps_the_model(
     assert cache.lru_order() == ["b"]
 
 
+def _lease_ends_while_y_unloads(
+    registry: FakeRegistry, *, failing: str
+) -> tuple[WithFixedSizeCache, dict[str, Any]]:
+    """A cache of 1 (proceed) holds x leased and y over the bound; a thread adds z,
+    choosing y, and x's lease ends while y's unload is held. ``failing``'s unload
+    raises. Returns the cache and the add's outcome once y's unload is let go."""
+    cache = cache_of(registry, max_size=1, on_full="proceed")
+    entered, release = threading.Event(), threading.Event()
+    registry.clear_gates["y"] = (entered, release)
+    registry.clear_errors[failing] = RuntimeError(f"{failing} busy")
+    with cache.acquire("x"):
+        cache.add_model("y")  # x leased: y over the bound
+        adder, outcome = run_in_thread(cache.add_model, "z")
+        assert entered.wait(timeout=30), "the add never evicted y"
+    release.set()  # x's lease ended with y's eviction undecided: left to the add
+    join(adder)
+    return cache, outcome
+
+
 def test_a_lease_given_back_mid_admission_is_the_restorations_not_the_adds(
     registry: FakeRegistry,
 ) -> None:
@@ -151,17 +170,7 @@ def test_a_lease_given_back_mid_admission_is_the_restorations_not_the_adds(
     the add, so x's failing unload is a counted restoration failure and
     the add succeeds (before: the add evicted x and failed with its error).
     """
-    cache = cache_of(registry, max_size=1, on_full="proceed")
-    entered, release = threading.Event(), threading.Event()
-    registry.clear_gates["y"] = (entered, release)
-    registry.clear_errors["x"] = RuntimeError("x busy")
-    with cache.acquire("x"):
-        cache.add_model("y")  # x leased: y over the bound
-        adder, outcome = run_in_thread(cache.add_model, "z")
-        assert entered.wait(timeout=30), "the add never evicted y"
-    # x's lease ended while the add's choice (y) was undecided: left to the add.
-    release.set()
-    join(adder)
+    cache, outcome = _lease_ends_while_y_unloads(registry, failing="x")
     assert "error" not in outcome, repr(outcome.get("error"))
     assert cache.lru_order() == ["x", "z"]  # x's unload failed: it stays, counted
     stats = cache.statistics()
@@ -183,16 +192,7 @@ def test_a_restoration_left_to_an_add_fails_with_its_eviction_counted(
     to it failed too: it is counted as one, as if it had run itself (before:
     not counted, and I11 read the models over the bound as a lost bound).
     """
-    cache = cache_of(registry, max_size=1, on_full="proceed")
-    entered, release = threading.Event(), threading.Event()
-    registry.clear_gates["y"] = (entered, release)
-    registry.clear_errors["y"] = RuntimeError("y busy")
-    with cache.acquire("x"):
-        cache.add_model("y")  # x leased: y over the bound
-        adder, outcome = run_in_thread(cache.add_model, "z")
-        assert entered.wait(timeout=30), "the add never evicted y"
-    release.set()  # x's lease ended with y's eviction undecided: left to the add
-    join(adder)
+    cache, outcome = _lease_ends_while_y_unloads(registry, failing="y")
     assert isinstance(outcome.get("error"), RuntimeError), outcome
     assert not swallowed(outcome["error"])  # the add raised it: not marked as swallowed
     assert cache.lru_order() == ["x", "y"]

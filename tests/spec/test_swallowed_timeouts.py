@@ -15,25 +15,26 @@ from __future__ import annotations
 
 from lockstep.linearizability import Operation, check_linearizability
 from models_spec.adapter import weighted_core_adapter
-from models_spec.check import explore_scenario
+from models_spec.check import CheckOutcome, explore_scenario
 from models_spec.driver import _optional_restores, _swallowed_timeouts
-from models_spec.scenarios import basic_scenario, random_scenario
+from models_spec.scenarios import Scenario, basic_scenario, random_scenario
 from models_spec.spec import explain, initial_state, step
 
 _RELAXED = "a restoration gave up on a timeout: judged with every restore point optional"
 
 
-def test_a_restoration_that_timed_out_is_not_a_core_failure() -> None:
-    """The search that found it: no failure, and the relaxed judgement is counted."""
+def _search_weighted(scenario: Scenario, *, seed: int, budget: int) -> CheckOutcome:
+    """A random search of `scenario` on the weighted core cell that must not fail."""
     outcome = explore_scenario(
-        random_scenario(1),
-        weighted_core_adapter(),
-        strategy="random",
-        seed=1,
-        budget=120,
-        shrink=False,
+        scenario, weighted_core_adapter(), strategy="random", seed=seed, budget=budget, shrink=False
     )
     assert outcome.failure is None, str(outcome.failure)
+    return outcome
+
+
+def test_a_restoration_that_timed_out_is_not_a_core_failure() -> None:
+    """The search that found it: no failure, and the relaxed judgement is counted."""
+    outcome = _search_weighted(random_scenario(1), seed=1, budget=120)
     assert dict(outcome.i15_skipped).get(_RELAXED, 0) >= 1
 
 
@@ -42,15 +43,7 @@ def test_an_add_that_timed_out_may_meet_a_failing_unload_in_its_restoration() ->
     of c timed out; its restoration then evicted b, whose unload failed (swallowed,
     counted). I16 read that unload error as the add's first failure, masked by the
     timeout; the core now marks it as swallowed by its restoration."""
-    outcome = explore_scenario(
-        basic_scenario(6),
-        weighted_core_adapter(),
-        strategy="random",
-        seed=6,
-        budget=40,
-        shrink=False,
-    )
-    assert outcome.failure is None, str(outcome.failure)
+    _search_weighted(basic_scenario(6), seed=6, budget=40)
 
 
 def test_swallowed_timeouts_are_those_no_operation_raised() -> None:
