@@ -302,9 +302,13 @@ def test_each_transition_of_the_state_machine() -> None:
     book.choose("a", "z")
     assert book.state("a") is IdState.EVICTING
     assert (book.requester("a"), book.evictions_undecided()) == ("z", True)
+    assert book.evictions_undecided_except("y") is True
+    assert book.evictions_undecided_except("z") is False  # only z's own
     assert book.start_unload("a") == "z"
     assert book.state("a") is IdState.UNLOADING
     assert (book.chosen("a"), book.evictions_undecided()) == (False, True)
+    assert book.evictions_undecided_except("z") is False  # still z's while it unloads
+    assert book.evictions_undecided_except("y") is True
     assert list(book.leaving()) == ["a"]
     book.fail_unload("a")
     assert book.state("a") is IdState.COMMITTED

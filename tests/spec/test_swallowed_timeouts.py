@@ -1,4 +1,4 @@
-"""A restoration that gives up (a timeout, a failing unload) against I15 and I16 (2026-12-05).
+"""Restorations that give up (a timeout, a failing unload) against I15 and I16 (2026-12-05).
 
 The core's restoration never fails its caller: a bounded wait that runs out
 stops it, counted in ``restoration_failures`` and ``lock_timeouts``, and the
@@ -44,6 +44,16 @@ def test_an_add_that_timed_out_may_meet_a_failing_unload_in_its_restoration() ->
     counted). I16 read that unload error as the add's first failure, masked by the
     timeout; the core now marks it as swallowed by its restoration."""
     _search_weighted(basic_scenario(6), seed=6, budget=40)
+
+
+def test_a_restoration_waits_for_another_restoration_instead_of_leaving_it_the_bound() -> None:
+    """basic-38 on the weighted cache (random seed 38, found at execution 9): T1's
+    removal of c failed and its restoration (never evicting c) chose b, whose unload
+    failed; T2's add of b ended meanwhile and left its restoration (never evicting b)
+    to T1's, so it was lost and c stayed over the weight bound, where the spec's
+    restore point of T2 evicts c. A restoration now waits for another restoration's
+    evictions and decides after them."""
+    _search_weighted(basic_scenario(38), seed=38, budget=20)
 
 
 def test_swallowed_timeouts_are_those_no_operation_raised() -> None:

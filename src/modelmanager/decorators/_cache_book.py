@@ -189,6 +189,14 @@ class CacheBook:
         """Whether an eviction is in progress: some id chosen or UNLOADING (O(marks))."""
         return any(mark.chosen or mark.state is _UNLOADING for mark in self.marks.values())
 
+    def evictions_undecided_except(self, requester: str) -> bool:
+        """Whether an eviction by anyone but ``requester`` is in progress (O(marks));
+        a memory-pressure eviction (requester None) counts as another's."""
+        return any(
+            (mark.chosen or mark.state is _UNLOADING) and mark.requester != requester
+            for mark in self.marks.values()
+        )
+
     def leaving(self) -> Iterator[str]:
         """Listed ids whose unload or removal runs (UNLOADING, REMOVING); O(marks)."""
         return (rid for rid, mark in self.marks.items() if mark.state is not _EVICTING)
@@ -294,13 +302,13 @@ class CacheBook:
         self._unchoose(resolved_id, mark)
 
     def start_unload(self, resolved_id: str) -> str | None:
-        """EVICTING -> UNLOADING (the eviction commits). Returns the requester."""
+        """EVICTING -> UNLOADING (the eviction commits). Returns the requester, which
+        the mark keeps while UNLOADING (whose eviction it is)."""
         mark = self.marks.get(resolved_id)
         if mark is None or mark.state is not _EVICTING:
             raise BookError(f"start_unload({resolved_id!r}) from {self.state(resolved_id).value}")
-        requester = mark.requester
-        mark.state, mark.chosen, mark.requester = _UNLOADING, False, None
-        return requester
+        mark.state, mark.chosen = _UNLOADING, False
+        return mark.requester
 
     def fail_unload(self, resolved_id: str) -> None:
         """UNLOADING -> COMMITTED: the unload failed; the position is unchanged (I6)."""

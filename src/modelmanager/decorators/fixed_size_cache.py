@@ -1235,8 +1235,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
         Called with no lock or lifecycle held, after a lease is given back, a
         model unpinned or an add finished. Never evicts ``exclude`` (the
         model an add just loaded) nor a pinned, leased or in-progress model.
-        Never waits for another eviction: while one is undecided, the add
-        (or restoration) that started it restores when it ends. A victim
+        Never waits for an add's eviction: while one is undecided, that add
+        restores when it ends. While only another restoration's evictions
+        are undecided, it waits for them (holding nothing, bounded by the
+        queue timeout) and then decides: left to that restoration, it would
+        be lost if that one failed, and that one's exclusion is not its. A victim
         whose lifecycle another thread holds is waited for, holding nothing of
         this cache, and the round decided again.
         Never raises (an unload failure or a timeout stops it, counted in
@@ -1251,14 +1254,23 @@ class WithFixedSizeCache(ModelManagerDecorator):
         if not self._maybe_over:
             return
         book, policy = self._book, self._policy
+        deadline: float | None = None  # set when it first waits for another restoration
         try:
             # Each round evicts at least one victim or finds one rescued or
             # gone since its choice; a bounded number of rounds ends it.
             for _ in range(len(book.lru) + 1):
                 with self._lru_guard():
-                    if book.evictions_undecided():
-                        self._restorations_deferred += 1
-                        return
+                    while book.evictions_undecided():
+                        if book.evictions_undecided_except(RESTORATION):
+                            # An add's: that add restores when it ends.
+                            self._restorations_deferred += 1
+                            return
+                        # Only another restoration's: it comes first, and this one
+                        # decides after it (left to it, this one would be lost if
+                        # that one failed, and its exclusion is not ours).
+                        if deadline is None:
+                            deadline = time.monotonic() + self._queue_lock_timeout
+                        self._wait_restoration_locked(deadline)
                     count, weight = policy.excess()
                     if count <= 0 and weight <= 0:
                         self._maybe_over = False
@@ -1289,6 +1301,16 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 "loaded until the next lease or pin ends",
                 self._bounds(),
                 error,
+            )
+
+    def _wait_restoration_locked(self, deadline: float) -> None:
+        """Wait (lock held, released while waiting) for another restoration's evictions."""
+        remaining = _remaining(deadline)
+        if remaining <= 0 or not self._lru_changed.wait(remaining):
+            self._counters.increment("lock_timeouts")
+            raise LockTimeout(
+                "another restoration's evictions to end (this restoration gives up)",
+                self._queue_lock_timeout,
             )
 
     def _wait_locked(self, deadline: float, resolved_id: str) -> None:
