@@ -5,7 +5,7 @@ The default ``lockstep check`` runs each scenario once per strategy with seed
 more: this runs the seeded scenario families (``random-<k>``, ``basic-<k>``
 and ``mixed-<k>``, which adds pins and leases with ops inside them,
 `models_spec.scenarios`) for ``k`` in ``[first, first +
-count)`` against each implementation (default: the core's cells of the
+count)`` (``--ops`` per thread) against each implementation (default: the core's cells of the
 check, `DEFAULT_CELLS`), with the random and PCT strategies seeded ``k``
 too, ``budget`` executions each. Every search of it found core/spec
 disagreements the default check had not (``tests/suite/test_known_core_gaps.py``,
@@ -48,7 +48,7 @@ DEFAULT_CELLS: Final = (
 """The core's cells that the check runs on seeded scenarios (depth 0 with each full-cache
 policy and with weights, and one decorator over it)."""
 
-FAMILIES: Final[dict[str, Callable[[int], Scenario]]] = {
+FAMILIES: Final[dict[str, Callable[..., Scenario]]] = {
     "random": random_scenario,
     "basic": basic_scenario,
     "mixed": mixed_scenario,
@@ -56,6 +56,7 @@ FAMILIES: Final[dict[str, Callable[[int], Scenario]]] = {
 """The seeded scenario families, by the prefix of their ids."""
 
 _STRATEGIES: Final = ("random", "pct")
+_OPS: Final = 2  # ops per thread of the seeded families by default
 
 
 @attrs.frozen
@@ -68,14 +69,16 @@ class Finding:
     seed: int
     executions: int
     summary: str
+    ops: int = _OPS
 
     def command(self) -> str:
         """The command that reruns this one search with shrinking (the whole explanation)."""
         family = self.scenario.partition("-")[0]
+        ops = "" if self.ops == _OPS else f"--ops {self.ops} "
         return (
             f"python3 -m models_spec.hunt --first {self.seed} --count 1 --families {family} "
             f"--implementations {self.implementation} --strategies {self.strategy} "
-            "--shrink"
+            f"{ops}--shrink"
         )
 
 
@@ -87,6 +90,7 @@ def hunt(
     families: Sequence[str] = tuple(FAMILIES),
     strategies: Sequence[str] = _STRATEGIES,
     budget: int = 80,
+    ops: int = _OPS,
     shrink: bool = False,
 ) -> Iterator[tuple[Finding, CheckOutcome]]:
     """Run every search (module doc) and yield each failure as it is found.
@@ -97,6 +101,8 @@ def hunt(
     for name, value, low in (("first", first, 0), ("count", count, 1), ("budget", budget, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an int >= {low} (got {value!r})")
+    if isinstance(ops, bool) or not isinstance(ops, int) or not 1 <= ops <= 6:
+        raise ValueError(f"ops must be an int in 1..6 (got {ops!r})")
     for family in families:
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
@@ -106,7 +112,7 @@ def hunt(
     adapters = {name: adapter_for(name) for name in implementations}
     for seed in range(first, first + count):
         for family in families:
-            scenario = FAMILIES[family](seed)
+            scenario = FAMILIES[family](seed, ops=ops)
             for name, adapter in adapters.items():
                 if family == "mixed" and getattr(adapter, "on_full", None) == "wait":
                     continue  # a cache full of pins: the wait for an unpin is I17 by design
@@ -123,7 +129,7 @@ def hunt(
                         continue
                     summary = str(outcome.failure).splitlines()[0]
                     finding = Finding(
-                        scenario.id, name, strategy, seed, outcome.executions, summary
+                        scenario.id, name, strategy, seed, outcome.executions, summary, ops
                     )
                     yield finding, outcome
 
@@ -141,6 +147,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser.add_argument("--first", type=int, default=4, help="first seed (default: 4)")
     parser.add_argument("--count", type=int, default=20, help="how many seeds (default: 20)")
     parser.add_argument("--budget", type=int, default=80, help="executions per search")
+    parser.add_argument(
+        "--ops", type=int, default=_OPS, help=f"ops per thread, 1 to 6 (default: {_OPS})"
+    )
     parser.add_argument(
         "--implementations",
         type=_names,
@@ -162,6 +171,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             families=args.families,
             strategies=args.strategies,
             budget=args.budget,
+            ops=args.ops,
             shrink=args.shrink,
         ):
             found += 1

@@ -42,6 +42,11 @@ def test_the_rerun_shrinks_and_prints_the_explanation() -> None:
     assert "Failing interleaving" in out.getvalue()
 
 
+def test_a_rerun_keeps_the_ops_per_thread() -> None:
+    finding = Finding("basic-6", "core-depth0-weighted", "random", 6, 78, "", ops=3)
+    assert finding.command().endswith("--strategies random --ops 3 --shrink")
+
+
 def test_a_hunt_of_the_core_passes() -> None:
     out = io.StringIO()
     status = main(["--first=1", "--count=1", "--budget=3"], out)
@@ -53,6 +58,7 @@ def test_a_hunt_of_the_core_passes() -> None:
     [
         (["--count=0"], "count must be an int >= 1 (got 0)"),
         (["--budget=0"], "budget must be an int >= 1 (got 0)"),
+        (["--ops=7"], "ops must be an int in 1..6 (got 7)"),
         (["--families=nope"], "unknown family 'nope'; known: random, basic, mixed"),
         (["--strategies=dfs"], "unknown strategy 'dfs'; known: random, pct"),
         (["--implementations=nope"], "unknown implementation 'nope'"),
