@@ -798,7 +798,8 @@ class Driver:
             )
             if relaxed.verdict != "illegal":
                 _note_i15_skip(
-                    "a restoration gave up on a timeout: judged with every restore point optional"
+                    "a restoration gave up on a timeout, which the spec's restore points "
+                    "cannot do (judged only with every restore point optional)"
                 )
                 self.lin_result = relaxed
                 return

@@ -20,7 +20,10 @@ from models_spec.driver import _optional_restores, _swallowed_timeouts
 from models_spec.scenarios import Scenario, basic_scenario, random_scenario
 from models_spec.spec import explain, initial_state, step
 
-_RELAXED = "a restoration gave up on a timeout: judged with every restore point optional"
+_RELAXED = (
+    "a restoration gave up on a timeout, which the spec's restore points cannot do "
+    "(judged only with every restore point optional)"
+)
 
 
 def _search_weighted(scenario: Scenario, *, seed: int, budget: int) -> CheckOutcome:
