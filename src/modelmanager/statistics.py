@@ -32,7 +32,9 @@ class ManagerStatistics:
     * ``lock_timeouts``: bounded waits that ran out (per-id locks, lease
       drains, the LRU lock, admission waits).
     * ``pinned_overflow``: cold adds admitted over the bound (``max_size`` or
-      ``max_weight``) because every registered model was pinned or leased.
+      ``max_weight``) because every registered model was pinned or leased, or
+      (rarely) because the room an add's victims made was taken meanwhile by
+      another add's load that had joined one of those victims.
     * ``full_waits``: cold adds that waited for a lease or pin to end (a full
       cache with ``on_full="wait"``); ``full_refusals``: cold adds refused with
       ``CacheFull`` (``on_full="refuse"``).

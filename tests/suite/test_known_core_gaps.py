@@ -10,6 +10,25 @@ Open: none known.
 
 Closed:
 
+* I15 on ``mixed-21`` with three ops per thread, weighted (2026-12-05, the
+  same hunt; pct seed 21). T1's add of b over the weight bound restored it
+  when it ended: its first round evicted c, T2 reloaded c over the bound
+  meanwhile (every other model leased), and the same restoration's second
+  round evicted that c too, so T1's next acquire of c loaded a third one
+  where the spec has the second. A restoration whose round's victims all
+  went now ends there (one instant, like an admission).
+
+* I15 on ``mixed-13`` with three ops per thread (2026-12-05, ``python3 -m
+  models_spec.hunt --families mixed --ops 3``; pct seed 13). A cache of 1:
+  T2's cold add of c holds a slot that T3's add of c joined and loaded. T3
+  then adds a and evicts c, which puts T2's load of c back in flight; T3,
+  counting that load, found itself short of room, gave its slot back and,
+  once T1 had reloaded c, evicted c a second time for one load (whose
+  unload then failed the add). An add whose chosen victims all went now
+  loads (its admission took effect); while a load that had joined one of
+  its victims is in flight again, it waits for it holding its slot, then
+  loads over the bound, counted, and restores when it ends.
+
 * I11 and I15 in the scenario below (found 2026-12-04 while writing
   scenarios for dropped ``notify_all`` mutants; pct seeds 1, 3, 4, 6 and 8,
   random seeds 4 and 5). A cache of 1 holds X; U acquires X and, holding
@@ -51,10 +70,10 @@ from __future__ import annotations
 
 import pytest
 
-from models_spec.adapter import CoreAdapter
+from models_spec.adapter import CoreAdapter, weighted_core_adapter
 from models_spec.catalogue import load
 from models_spec.check import explore_scenario
-from models_spec.scenarios import Op, Scenario, Setup
+from models_spec.scenarios import Op, Scenario, Setup, mixed_scenario
 
 
 @pytest.mark.parametrize("seed", [2, 4])
@@ -96,6 +115,27 @@ def test_the_failed_restoration_and_timed_out_add_scenario_passes(strategy: str,
         strategy=strategy,
         seed=seed,
         budget=120 if (strategy, seed) != ("random", 5) else 300,
+        shrink=False,
+    )
+    assert outcome.failure is None, str(outcome.failure)
+
+
+def test_an_add_whose_victim_a_joined_load_needed_evicts_it_once() -> None:
+    """mixed-13 with 3 ops per thread (pct seed 13, found at execution 72; module doc)."""
+    outcome = explore_scenario(
+        mixed_scenario(13, ops=3), CoreAdapter(0), strategy="pct", seed=13, budget=80, shrink=False
+    )
+    assert outcome.failure is None, str(outcome.failure)
+
+
+def test_a_restoration_whose_victims_went_takes_no_second_round() -> None:
+    """mixed-21, 3 ops per thread, weighted (pct seed 21, execution 65; module doc)."""
+    outcome = explore_scenario(
+        mixed_scenario(21, ops=3),
+        weighted_core_adapter(),
+        strategy="pct",
+        seed=21,
+        budget=70,
         shrink=False,
     )
     assert outcome.failure is None, str(outcome.failure)

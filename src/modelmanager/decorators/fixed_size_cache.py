@@ -170,21 +170,26 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
 
 
+_PINNED_OR_LEASED = "every registered model is pinned or leased"
+_ROOM_TAKEN = "its victims went, and a load that had joined one of them took the room meanwhile"
+
+
 class _Admitting:
     """One add's admission: whether it holds its slot while still making room.
 
     ``short``: its current choice cannot make room (every other model pinned
-    or leased); ``over``: that partial choice all went, so the add is admitted
-    over the bound at its next step instead of choosing again.
+    or leased); ``chosen_went``: every victim of its last choice went, so its
+    admission took effect and it loads at its next step instead of choosing
+    again (over the bound when ``short``).
     """
 
-    __slots__ = ("holding", "over", "resolved_id", "short")
+    __slots__ = ("chosen_went", "holding", "resolved_id", "short")
 
     def __init__(self, resolved_id: str) -> None:
         self.resolved_id = resolved_id
         self.holding = False
         self.short = False
-        self.over = False
+        self.chosen_went = False
 
 
 class _VictimBusy(Exception):
@@ -1014,11 +1019,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 try:
                     went = self._evict(victims, "evictions_capacity", batch)
                     evicted += went
-                    # A partial choice that all went was the admission (admitted over
-                    # the bound): a model evictable only since (a lease given back)
-                    # is the restoration's after the load, not a victim of this add,
-                    # whose unload error must not fail the add (I15).
-                    ticket.over = ticket.short and went == len(victims)
+                    # A choice that all went was the admission (one instant, as in
+                    # the spec): the add loads now. What is over the bound since (a
+                    # load of another add, in flight again once its model went; a
+                    # model evictable only since a lease ended) is the restoration's
+                    # after the load, never a second victim of this add (I15).
+                    ticket.chosen_went = went == len(victims)
                 except _VictimBusy as error:
                     busy = error.victim
                     evicted += error.evicted
@@ -1097,8 +1103,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
             leased = frozenset(self._manager.lease_counts())
             if ticket.holding:
                 decision, victims = policy.admit_held(resolved_id, leased)
-                if decision is not Admission.RESERVE and ticket.over:
-                    self._admit_over_locked(resolved_id)
+                if decision is not Admission.RESERVE and ticket.chosen_went:
+                    if not ticket.short and policy.in_flight() > 1:
+                        # Its room was made, but a load that had joined one of its
+                        # victims is in flight again: wait for it, holding the slot
+                        # (still making room, so not counted as a load), so that two
+                        # loads never run for one place; then load over the bound.
+                        self._wait_locked(deadline, resolved_id)
+                        continue
+                    self._admit_over_locked(
+                        resolved_id,
+                        _PINNED_OR_LEASED if ticket.short else _ROOM_TAKEN,
+                    )
                     decision = Admission.RESERVE
                 if decision is Admission.RESERVE:
                     self._end_admitting(resolved_id, ticket)
@@ -1154,21 +1170,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     f"({self._bounds()}) is pinned or leased (on_full='refuse'); retry once "
                     "a lease is given back, or unpin a model or raise the bound",
                 )
-            self._admit_over_locked(resolved_id)
+            self._admit_over_locked(resolved_id, _PINNED_OR_LEASED)
             book.reserve(resolved_id)
             return []
 
-    def _admit_over_locked(self, resolved_id: str) -> None:
+    def _admit_over_locked(self, resolved_id: str, because: str) -> None:
         """An add is admitted over the bound (lock held): counted, logged, and the
         cache marked as possibly over, so the add's restoration when it ends runs."""
         self._counters.increment("pinned_overflow")
         self._maybe_over = True
         self._quiet.warning(
             ("overflow", resolved_id),
-            "admitting model %r over the bound (%s): every registered model is pinned or "
-            "leased; the cache evicts back to its bound when a lease or pin ends",
+            "admitting model %r over the bound (%s): %s; the cache evicts back to its "
+            "bound when this add, a lease or a pin ends",
             resolved_id,
             self._bounds(),
+            because,
         )
 
     def _bounds(self) -> str:
@@ -1256,8 +1273,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         book, policy = self._book, self._policy
         deadline: float | None = None  # set when it first waits for another restoration
         try:
-            # Each round evicts at least one victim or finds one rescued or
-            # gone since its choice; a bounded number of rounds ends it.
+            # A round whose victims all went ends it; another round follows only
+            # a victim rescued, gone or busy since its choice, so a bounded
+            # number of rounds ends it.
             for _ in range(len(book.lru) + 1):
                 with self._lru_guard():
                     while book.evictions_undecided():
@@ -1284,12 +1302,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     for victim in victims:
                         book.choose(victim, RESTORATION, batch)
                 try:
-                    self._evict(victims, "evictions_restore", batch)
+                    went = self._evict(victims, "evictions_restore", batch)
                 except _VictimBusy as busy:
                     # Its holder (a use, a pin, a removal) ends without us: wait
                     # for it holding nothing (as an add does), then decide again.
                     # Giving up here left the bound to nobody (I11 at quiescence).
                     self._await_lifecycle(busy.victim)
+                    continue
+                if went == len(victims):
+                    # Every victim went: this restoration took effect (one instant,
+                    # as in the spec). What is over the bound since (a load admitted
+                    # over it meanwhile) is the restoration of that add, lease or
+                    # pin's end, never a second round of this one (I15).
+                    return
         except Exception as error:  # restoring never fails the caller's operation
             self._counters.increment("restoration_failures")
             note_swallowed(
