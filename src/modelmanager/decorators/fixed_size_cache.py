@@ -1071,6 +1071,15 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 )
             raise
 
+    def _loads_in_flight_locked(self, resolved_id: str) -> bool:
+        """Whether an add other than ``resolved_id``'s holds a slot past its admission
+        for an id not loaded here yet: a load in flight (lock held; O(slots))."""
+        lru, admitting = self._book.lru, self._admitting
+        return any(
+            held > admitting.get(other, 0) and other not in lru and other != resolved_id
+            for other, held in self._book.slots.items()
+        )
+
     def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
         """An admission that holds its slot gives it back (lock held).
 
@@ -1104,11 +1113,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if ticket.holding:
                 decision, victims = policy.admit_held(resolved_id, leased)
                 if decision is not Admission.RESERVE and ticket.chosen_went:
-                    if not ticket.short and policy.in_flight() > 1:
+                    if not ticket.short and self._loads_in_flight_locked(resolved_id):
                         # Its room was made, but a load that had joined one of its
                         # victims is in flight again: wait for it, holding the slot
                         # (still making room, so not counted as a load), so that two
                         # loads never run for one place; then load over the bound.
+                        # Only loads count, never another add still making room:
+                        # two such adds would wait for each other.
                         self._wait_locked(deadline, resolved_id)
                         continue
                     self._admit_over_locked(
