@@ -1061,14 +1061,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # The restoration left to this add dies with its failed unload, as
                 # one that ran itself would have (``_restore``): the models over
                 # the bound stay until the next lease or pin ends, counted.
-                self._counters.increment("restoration_failures")
-                self._quiet.warning(
-                    ("restore", type(error).__name__),
-                    "could not bring the cache back within its bound (%s): %r; the models "
-                    "stay loaded until the next lease or pin ends",
-                    self._bounds(),
-                    error,
-                )
+                self._restoration_failed(error)
             raise
 
     def _loads_in_flight_locked(self, resolved_id: str) -> bool:
@@ -1327,17 +1320,21 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     # pin's end, never a second round of this one (I15).
                     return
         except Exception as error:  # restoring never fails the caller's operation
-            self._counters.increment("restoration_failures")
             note_swallowed(
                 error, f"the cache's restoration of its bound ({self._bounds()}) stopped here"
             )
-            self._quiet.warning(
-                ("restore", type(error).__name__),
-                "could not bring the cache back within its bound (%s): %r; the models stay "
-                "loaded until the next lease or pin ends",
-                self._bounds(),
-                error,
-            )
+            self._restoration_failed(error)
+
+    def _restoration_failed(self, error: BaseException) -> None:
+        """A restoration stopped on ``error``: counted, and logged once per kind per minute."""
+        self._counters.increment("restoration_failures")
+        self._quiet.warning(
+            ("restore", type(error).__name__),
+            "could not bring the cache back within its bound (%s): %r; the models stay "
+            "loaded until the next lease or pin ends",
+            self._bounds(),
+            error,
+        )
 
     def _wait_restoration_locked(self, deadline: float) -> None:
         """Wait (lock held, released while waiting) for another restoration's evictions."""
