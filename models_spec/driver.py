@@ -18,7 +18,8 @@ A `Driver` belongs to one lockstep execution of one stack:
   I12; I8 when a public call raises AttributeError or TypeError (a layer
   does not compose); I13 when a lease hands out a model being torn down
   or inference on a leased model finds it torn down.
-* `state_checks()` are the invariants that hold at every switch point, one
+* `state_checks()` are the invariants that hold at every switch point where
+  another thread could run next (lockstep's ``add_invariant`` contract), one
   callable per invariant named after its id, for ``lockstep.add_invariant``:
   I1, I2, I4 (no duplicates), I7, I11 (over-capacity admissions counted by
   the stack are slack), I13, I14 when a lock probe is set, I17 (no wait
@@ -498,9 +499,11 @@ class Driver:
             checks.append((self._check_capacity, True))
         if ghost.lock_probe is not None:
             checks.append((lambda snap: check_i14(None, ghost), False))
-        checks.append((lambda snap: check_i17(thread_states()), False))
         if "leases" in caps:
+            # Before I17: a lease no block can give back (I18) is the cause of the
+            # wait for its drain that I17 would report once the drain waits.
             checks.append((lambda snap: check_i18(snap, self.open_leases), True))
+        checks.append((lambda snap: check_i17(thread_states()), False))
         return [_StateInvariants(self, tuple(checks))]
 
     def _check_capacity(self, snap: Snapshot) -> object:

@@ -367,10 +367,11 @@ def replay(
     ``patch`` / ``line_modules`` default (None) to what the schedule records
     (``schedule.patch`` / ``schedule.line_modules``); given (``()`` included), they
     replace it, and the resulting schedule records what was used. A recorded choice
-    that is not available, a schedule that ends early, or one that has choices left
-    over yields a Failure of kind "divergence" whose message names the step ("step 7:
-    expected thread 2, runnable were [0, 1]"). Any other failure is the program's own,
-    reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for
+    that is not available, a schedule that ends before a step with more than one
+    choice, or one that has choices left over yields a Failure of kind "divergence"
+    whose message names the step ("step 7: expected thread 2, runnable were [0, 1]");
+    steps with one choice past its end decide nothing and are taken. Any other failure
+    is the program's own, reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for
     explore(). ``races`` (None: what the schedule records) turns data-race reports on
     or off. Raises InvalidArgument / InvalidArgumentType for bad arguments (a module
     that cannot be imported included) before running anything.

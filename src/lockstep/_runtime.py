@@ -610,13 +610,6 @@ class Run:
         """Pick the next thread (None: the execution is over or failed)."""
         if self.failure_info is not None or self.aborting or self.internal_error is not None:
             return None
-        if (
-            self.invariants
-            and current is not None
-            and self._at_rest()
-            and not self._check_invariants(current)
-        ):
-            return None
         # One pass over the threads (this runs at every step: keep it lean).
         choices: list[Choice] = []
         enabled: list[int] = []
@@ -638,6 +631,17 @@ class Run:
             elif t.deadline is not None:
                 choices.append(t.timeout_choice)
                 timeouts.append(t.index)
+        # Invariants run where another thread could run next (or the execution ends):
+        # while the current thread is the only one that can go on, no other thread can
+        # observe the state, so it is checked where that stretch ends instead.
+        if (
+            self.invariants
+            and current is not None
+            and not (len(choices) == 1 and choices[0] is current.run_choice)
+            and self._at_rest()
+            and not self._check_invariants(current)
+        ):
+            return None
         if not running:
             return None  # every non-daemon thread finished: the execution is complete
         if not choices:
@@ -892,8 +896,14 @@ def checkpoint(label: str, *, resource: Hashable | None = None) -> None:
 
 
 def add_invariant(fn: Callable[[], object]) -> None:
-    """Register ``fn`` for the current execution; it runs at every switch point at which
-    no thread is stopped at a watched access (those can sit inside a critical section).
+    """Register ``fn`` for the current execution; it runs at every switch point where
+    another thread could run next, and where the execution ends, unless a thread is
+    stopped at a watched access (those can sit inside a critical section).
+
+    Where the running thread is the only one that can go on, no other thread can
+    observe the state, so it is checked where that stretch ends instead: a violation
+    the stretch repairs before another thread can run is not reported, one that lasts
+    is reported at the stretch's end.
 
     ``fn()`` raising (usually AssertionError) is an "invariant" failure. It runs with
     every thread stopped; lock operations inside it are no-ops and waits are errors.

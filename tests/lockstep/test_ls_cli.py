@@ -67,10 +67,10 @@ def test_replay_compact_string_and_passing_schedule(tmp_path):
     assert passing_code == cli.EXIT_OK
     assert "no failure" in text
     # Replaying the correct scenario under the failing schedule diverges or passes; an
-    # empty schedule diverges at step 0.
+    # empty schedule diverges at the first step with more than one choice.
     code, text = run_cli("replay", passing.to_string())
     assert code == cli.EXIT_FAILURE
-    assert "step 0: the schedule ended after 0 choices" in text
+    assert "the schedule ended after 0 choices" in text
 
 
 def test_show_prints_metadata_and_swimlanes(tmp_path):

@@ -168,8 +168,79 @@ def test_shrinking_reduces_preemptions():
     assert again.failure.signature == shrunk.failure.signature
 
 
-def test_invariant_checked_at_every_switch_point():
-    """An add_invariant violated mid-execution is a failure of kind "invariant"."""
+def _half_way_move(state, *, concurrent_main):
+    """`move` breaks a == b between its two halves; `concurrent_main` keeps the main
+    thread runnable meanwhile (it passes a checkpoint before joining)."""
+
+    def move():
+        state["a"] += 1
+        lockstep.checkpoint("half-way")
+        state["b"] += 1
+
+    thread = spawn(move)
+    if concurrent_main:
+        lockstep.checkpoint("main")
+    thread.join()
+
+
+def test_invariant_checked_where_another_thread_could_run():
+    """An add_invariant violated where another thread could run next is a failure of kind
+    "invariant"."""
+
+    def scenario():
+        state = {"a": 0, "b": 0}
+
+        def balanced():
+            assert state["a"] == state["b"], state
+
+        lockstep.add_invariant(balanced)
+        _half_way_move(state, concurrent_main=True)
+
+    failure = explore(scenario, strategy=DFSStrategy(), budget=10).failure
+    assert failure is not None
+    assert failure.kind == "invariant"
+    assert failure.invariant.endswith("balanced")
+    assert "violated" in failure.message
+
+
+def test_invariant_not_checked_while_one_thread_alone_can_go_on():
+    """Where the running thread is the only one that can go on, no other thread can see
+    the state: a violation that stretch repairs is not reported, and the invariant is
+    not called there (it runs where a choice is made and where the execution ends)."""
+    calls: list[int | None] = []
+
+    def scenario():
+        state = {"a": 0, "b": 0}
+
+        def balanced():
+            calls.append(lockstep.lowlevel.current_step())
+            assert state["a"] == state["b"], state
+
+        lockstep.add_invariant(balanced)
+        _half_way_move(state, concurrent_main=False)
+
+    result = explore(scenario, strategy=DFSStrategy(), budget=10, shrink=False)
+    assert result.failure is None
+    assert result.executions == 1  # never two choices: one interleaving
+    calls.clear()
+    # Replayed from no choices at all (every step has one), to see its trace.
+    run = replay(scenario, Schedule(choices=()))
+    assert run.failure is None
+    steps = run.trace.steps
+    alone = {  # steps where the thread that ran last alone could go on
+        s.index for s in steps[1:] if s.enabled == {steps[s.index - 1].thread} and not s.timeouts
+    }
+    assert alone  # the moving thread's checkpoint and what follows it
+    assert calls
+    assert not alone & set(calls)
+    assert len(steps) in calls  # where the execution ended
+    # Everywhere else it ran.
+    assert set(calls) == set(range(1, len(steps) + 1)) - alone
+
+
+def test_a_violation_that_lasts_past_a_lone_stretch_is_reported_where_it_ends():
+    """A state broken while one thread alone could go on is still reported once another
+    thread can run (here: where the execution ends)."""
 
     def scenario():
         state = {"a": 0, "b": 0}
@@ -179,18 +250,38 @@ def test_invariant_checked_at_every_switch_point():
 
         lockstep.add_invariant(balanced)
 
-        def move():
+        def half():
             state["a"] += 1
             lockstep.checkpoint("half-way")
-            state["b"] += 1
 
-        spawn(move).join()
+        spawn(half).join()
 
-    failure = explore(scenario, budget=10).failure
+    failure = explore(scenario, strategy=DFSStrategy(), budget=10).failure
     assert failure is not None
     assert failure.kind == "invariant"
-    assert failure.invariant.endswith("balanced")
-    assert "violated" in failure.message
+    assert "{'a': 1, 'b': 0}" in failure.message
+
+
+def test_a_schedule_replays_on_past_its_end_through_steps_with_one_choice():
+    """A step with one choice decides nothing: a schedule that ends before such steps
+    still replays (here: a recorded schedule cut after its last real choice)."""
+    failure = explore(lost_update, strategy=RandomStrategy(seed=0), budget=100)
+    assert failure.failure is not None
+    steps = failure.failure.trace.steps
+    last_choice = max(i for i, s in enumerate(steps) if len(s.enabled) + len(s.timeouts) > 1)
+    schedule = failure.failure.schedule
+    assert last_choice + 1 < len(schedule.choices)  # steps with one choice follow
+    cut = schedule.with_choices(schedule.choices[: last_choice + 1])
+    again = replay(lost_update, cut)
+    assert again.failure is not None
+    assert again.failure.kind == failure.failure.kind
+    assert again.failure.message == failure.failure.message
+    # Cut before a step with two choices, it diverges and says where.
+    early = schedule.with_choices(schedule.choices[:last_choice])
+    diverged = replay(lost_update, early)
+    assert diverged.failure is not None
+    assert diverged.failure.kind == "divergence"
+    assert "the schedule ended after" in diverged.failure.message
 
 
 def test_explore_invariant_argument_and_lock_inside_invariant():

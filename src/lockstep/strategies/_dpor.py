@@ -69,7 +69,8 @@ so an unsynchronised read-modify-write of unwatched data marked only with
 ``checkpoint("x")`` is explored in one order (random, PCT and DFS still
 reorder it); ``ExploreResult.verdict`` says whether anything was watched.
 
-What it gives up: invariants run at every switch point, but DPOR only
+What it gives up: invariants run at every switch point where a thread
+other than the running one could go on, but DPOR only
 visits the global states of one linearization per trace.  A violation that
 is visible only in an intermediate state of a different order of
 independent steps can be missed; assertions made by the threads themselves

@@ -82,8 +82,14 @@ class ReplayStrategy:
         return self._position
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-        """The next recorded choice; ScheduleDivergence if it is not available."""
+        """The next recorded choice; ScheduleDivergence if it is not available.
+
+        Past the schedule's end, a step with one choice is taken (it decides
+        nothing: the schedule determines it); a step with more is a divergence.
+        """
         if self._position >= len(self.choices):
+            if len(choices) == 1:
+                return choices[0]
             raise ScheduleDivergence(
                 f"step {step.step}: the schedule ended after {len(self.choices)} choices but "
                 f"the execution continues; {_runnable(step)}"
