@@ -288,6 +288,8 @@ class Ghost:
     * `constructing[id]` / `max_constructing[id]`: live constructors now / at most.
     * `construct_attempts[id]`, `clear_attempts[id]`: attempts so far (per resolved id).
     * `models`: every constructed `FakeModel`, in construction order.
+    * `live`: models alive now: constructors running plus models constructed and
+      not torn down (what they hold in memory; I11 at every step).
     * `clearing[id]`: models of `id` currently inside `clear_cache`.
     * `in_use[token]`: holders inside `use(model)`.
     * `overlaps`: (event, reason) pairs where a constructor of X started while
@@ -309,6 +311,7 @@ class Ghost:
         self.construct_attempts: dict[str, int] = {}
         self.clear_attempts: dict[str, int] = {}
         self.models: list[FakeModel] = []
+        self.live = 0
         self.clearing: dict[str, int] = {}
         self.in_use: dict[str, int] = {}
         self.overlaps: list[tuple[GhostEvent, str]] = []
@@ -350,6 +353,7 @@ class Ghost:
             self.construct_attempts[resolved_id] = attempt
             live = self.constructing.get(resolved_id, 0) + 1
             self.constructing[resolved_id] = live
+            self.live += 1
             self.max_constructing[resolved_id] = max(
                 live, self.max_constructing.get(resolved_id, 0)
             )
@@ -372,6 +376,7 @@ class Ghost:
                 self.models.append(model)
                 self._event("construct_end", resolved_id, attempt, model.token)
             else:
+                self.live -= 1
                 event = self._event("construct_fail", resolved_id, attempt, None, error)
                 assert error is not None
                 self.failures.append((event.thread, error))
@@ -401,6 +406,8 @@ class Ghost:
             if not self.clearing[rid]:
                 del self.clearing[rid]
             if error is None:
+                if not model.torn_down:
+                    self.live -= 1
                 model.torn_down = True
                 model.teardowns += 1
                 self._event("clear_end", rid, attempt, model.token)

@@ -268,7 +268,7 @@ class World:
         and I15."""
         driver = self.driver
         for check in driver.state_checks():
-            lockstep.add_invariant(check)
+            lockstep.add_invariant(check, each_step=check.each_step)
         setup = self.scenario.setup
         for model_id in setup.inner_preload:
             # Loaded inside before the stack was built: to the spec, adds that

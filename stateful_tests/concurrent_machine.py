@@ -288,7 +288,7 @@ def _scenario(example: Example, adapter: ManagerAdapter, box: list[Driver]) -> C
         for model_id in example.preload:
             driver.perform(Op("add", model_id), "setup")
         for check in driver.state_checks():
-            lockstep.add_invariant(check)
+            lockstep.add_invariant(check, each_step=check.each_step)
         threads = [
             lockstep.spawn(_program, driver, f"T{index}", program, name=f"T{index}")
             for index, program in enumerate(example.programs)

@@ -286,6 +286,9 @@ class Run:
         self.max_steps = max_steps
         self.schedule_template = schedule_template
         self.invariants: list[Callable[[], object]] = list(invariants)
+        #: Those of ``invariants`` that also run where the running thread alone can go
+        #: on (``add_invariant(each_step=True)``).
+        self.each_step: list[Callable[[], object]] = []
         self.line_files = line_files
         self.stall_timeout = stall_timeout
         self.stall_diagnosis = stall_diagnosis
@@ -569,12 +572,14 @@ class Run:
                 race=race,
             )
 
-    def _check_invariants(self, current: LogicalThread | None) -> bool:
+    def _check_invariants(
+        self, current: LogicalThread | None, invariants: list[Callable[[], object]]
+    ) -> bool:
         self.in_invariant = True
         memory = self.memory
         swapped = memory.quiet() if memory is not None else None
         try:
-            for invariant in self.invariants:
+            for invariant in invariants:
                 try:
                     invariant()
                 except _Abort:
@@ -633,13 +638,18 @@ class Run:
                 timeouts.append(t.index)
         # Invariants run where another thread could run next (or the execution ends):
         # while the current thread is the only one that can go on, no other thread can
-        # observe the state, so it is checked where that stretch ends instead.
+        # observe the state, so it is checked where that stretch ends instead (but for
+        # the each_step ones: a bound on resources holds whoever looks).
+        invariants = (
+            self.each_step
+            if len(choices) == 1 and current is not None and choices[0] is current.run_choice
+            else self.invariants
+        )
         if (
-            self.invariants
+            invariants
             and current is not None
-            and not (len(choices) == 1 and choices[0] is current.run_choice)
             and self._at_rest()
-            and not self._check_invariants(current)
+            and not self._check_invariants(current, invariants)
         ):
             return None
         if not running:
@@ -895,7 +905,7 @@ def checkpoint(label: str, *, resource: Hashable | None = None) -> None:
     lt.run.switch(lt, "checkpoint", resource, label)
 
 
-def add_invariant(fn: Callable[[], object]) -> None:
+def add_invariant(fn: Callable[[], object], *, each_step: bool = False) -> None:
     """Register ``fn`` for the current execution; it runs at every switch point where
     another thread could run next, and where the execution ends, unless a thread is
     stopped at a watched access (those can sit inside a critical section).
@@ -903,14 +913,19 @@ def add_invariant(fn: Callable[[], object]) -> None:
     Where the running thread is the only one that can go on, no other thread can
     observe the state, so it is checked where that stretch ends instead: a violation
     the stretch repairs before another thread can run is not reported, one that lasts
-    is reported at the stretch's end.
+    is reported at the stretch's end. ``each_step=True`` runs ``fn`` at those switch
+    points too: for a bound on resources (models loaded, memory in use), which is
+    broken whether or not another thread could see it.
 
     ``fn()`` raising (usually AssertionError) is an "invariant" failure. It runs with
     every thread stopped; lock operations inside it are no-ops and waits are errors.
-    Raises NotInRunError outside a run, InvalidArgumentType if ``fn`` is not callable.
+    Raises NotInRunError outside a run, InvalidArgumentType if ``fn`` is not callable
+    or ``each_step`` not a bool.
     """
     if not callable(fn):
         raise InvalidArgumentType(f"add_invariant expects a callable, got {fn!r}")
+    if not isinstance(each_step, bool):
+        raise InvalidArgumentType(f"add_invariant's each_step must be a bool, got {each_step!r}")
     lt = current_logical_thread()
     if lt is None:
         raise NotInRunError(
@@ -918,3 +933,5 @@ def add_invariant(fn: Callable[[], object]) -> None:
             "scenario); pass invariant= to explore() to check one in every execution"
         )
     lt.run.invariants.append(fn)
+    if each_step:
+        lt.run.each_step.append(fn)

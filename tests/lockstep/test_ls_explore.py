@@ -238,6 +238,40 @@ def test_invariant_not_checked_while_one_thread_alone_can_go_on():
     assert set(calls) == set(range(1, len(steps) + 1)) - alone
 
 
+def test_an_each_step_invariant_runs_where_one_thread_alone_can_go_on_too():
+    """``each_step=True`` is for bounds on resources: a violation the lone stretch
+    repairs is reported at the step where it held."""
+    calls: list[int | None] = []
+
+    def scenario():
+        state = {"a": 0, "b": 0}
+
+        def balanced():
+            calls.append(lockstep.lowlevel.current_step())
+            assert state["a"] == state["b"], state
+
+        lockstep.add_invariant(balanced, each_step=True)
+        _half_way_move(state, concurrent_main=False)
+
+    failure = explore(scenario, strategy=DFSStrategy(), budget=10, shrink=False).failure
+    assert failure is not None
+    assert failure.kind == "invariant"
+    assert "{'a': 1, 'b': 0}" in failure.message
+    assert calls == list(range(1, len(calls) + 1))  # at every step up to the failure
+
+
+def test_add_invariant_rejects_a_non_bool_each_step():
+    seen: list[str] = []
+
+    def scenario():
+        with pytest.raises(lockstep.errors.InvalidArgumentType, match="each_step must be a bool"):
+            lockstep.add_invariant(lambda: None, each_step="yes")
+        seen.append("raised")
+
+    assert explore(scenario, budget=1).failure is None
+    assert seen == ["raised"]
+
+
 def test_a_violation_that_lasts_past_a_lone_stretch_is_reported_where_it_ends():
     """A state broken while one thread alone could go on is still reported once another
     thread can run (here: where the execution ends)."""
