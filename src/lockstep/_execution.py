@@ -13,10 +13,11 @@ from lockstep import _primitives as primitives
 from lockstep._backend import Backend, resolve_backend
 from lockstep._patching import resolve_module
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
-from lockstep._schedule import Granularity, Schedule
+from lockstep._schedule import Choice, Granularity, Schedule
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
-from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError
-from lockstep.strategies._base import Strategy
+from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError, ScheduleDivergence
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._replay import describe_choice
 
 __all__ = [
     "ModuleRef",
@@ -124,26 +125,79 @@ def run_execution(
 
     ``backend`` is opened by the caller for the whole series of executions
     (``open_backend(options.backend)``).
+
+    With races reported, the reads of a watched attribute are recorded from its first
+    write in the process on (``lockstep._memory._instances``): an execution that writes
+    one whose earlier reads went unrecorded stops there (``Run.restart``) and runs again
+    from the start with the same choices, then goes on with ``strategy``, recording
+    them. Only the last attempt is returned: the same execution, checked in full.
     """
-    run = Run(
-        strategy,
-        max_steps=options.max_steps,
-        schedule_template=template,
-        invariants=options.invariants,
-        line_files=options.line_files,
-        stall_timeout=options.stall_timeout,
-        stall_diagnosis=options.stall_diagnosis,
-        backend=backend,
-        races=options.races,
+    attempt: Strategy = strategy
+    for _ in range(_MAX_RESTARTS + 1):
+        run = Run(
+            attempt,
+            max_steps=options.max_steps,
+            schedule_template=template,
+            invariants=options.invariants,
+            line_files=options.line_files,
+            stall_timeout=options.stall_timeout,
+            stall_diagnosis=options.stall_diagnosis,
+            backend=backend,
+            races=options.races,
+        )
+        main = primitives.Thread._ls_for_run("main")
+        try:
+            run.execute(scenario, main)
+        finally:
+            run.restore_exit_globals()
+            if run.memory is not None:
+                run.memory.close()
+        if not run.restart:
+            return run
+        attempt = _Resumed(tuple(run.choices), strategy)
+    raise LockstepError(  # each restart adds a descriptor for good: never reached
+        f"an execution was run again {_MAX_RESTARTS} times to record reads of watched "
+        "attributes and still met one unrecorded (a bug in lockstep)"
     )
-    main = primitives.Thread._ls_for_run("main")
-    try:
-        run.execute(scenario, main)
-    finally:
-        run.restore_exit_globals()
-        if run.memory is not None:
-            run.memory.close()
-    return run
+
+
+_MAX_RESTARTS = 1000
+
+
+class _Resumed:
+    """The strategy of an execution run again (``Run.restart``): the choices the attempt
+    before made, then ``strategy``, which made them, going on from where it was (it is
+    not told of a new execution: to it this is the same one)."""
+
+    name = "resumed"
+
+    def __init__(self, prefix: tuple[Choice, ...], strategy: Strategy) -> None:
+        self._prefix = prefix
+        self._strategy = strategy
+        self._position = 0
+
+    def begin_execution(self) -> None:
+        """Never called: the execution began already."""
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        """The attempt's choice again while they last, then ``strategy``'s."""
+        position = self._position
+        if position < len(self._prefix):
+            self._position = position + 1
+            wanted = self._prefix[position]
+            if wanted not in choices:
+                raise ScheduleDivergence(
+                    f"step {step.step}: an execution run again from the start (to record "
+                    f"reads of a watched attribute) met different choices: expected "
+                    f"{describe_choice(wanted)}, runnable were {sorted(step.enabled)}; "
+                    "the scenario does not behave the same for the same choices"
+                )
+            return wanted
+        return self._strategy.choose(choices, step)
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        """Never called: the caller ends the execution with ``strategy``."""
+        return False
 
 
 def check_scenario(scenario: object) -> None:

@@ -305,6 +305,9 @@ class Run:
         self.failure_info: _FailureInfo | None = None
         self.internal_error: BaseException | None = None
         self.aborting = False
+        #: Reads the race detector must see were not recorded: the execution ends at the
+        #: next switch point and runs again from the start (``run_execution``).
+        self.restart = False
         #: Control came back to the controller (teardown may still be running).
         self.over = False
         self.in_invariant = False
@@ -613,7 +616,12 @@ class Run:
 
     def _decide(self, current: LogicalThread | None) -> LogicalThread | None:
         """Pick the next thread (None: the execution is over or failed)."""
-        if self.failure_info is not None or self.aborting or self.internal_error is not None:
+        if (
+            self.failure_info is not None
+            or self.aborting
+            or self.internal_error is not None
+            or self.restart
+        ):
             return None
         # One pass over the threads (this runs at every step: keep it lean).
         choices: list[Choice] = []

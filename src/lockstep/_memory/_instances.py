@@ -17,6 +17,18 @@ intercepts ``__getattribute__``. Reads of a missing attribute
 which records them. Writes and deletions go through the subclass's
 ``__setattr__`` and ``__delattr__``.
 
+Reads recorded from the first write on: with races reported, an attribute gets
+its descriptor when it is first written (``__setattr__``, ``__delattr__``), not
+when its object is watched, so reading an attribute nothing writes (a lock, a
+table, a limit) costs nothing more than on ``C``. A write that gives one its
+descriptor while reads of it may have gone unrecorded (it held a value already)
+calls ``MemoryState.reads_missed``: the execution runs again from the start with
+the same choices, now recording them (``lockstep._execution.run_execution``).
+Descriptors stay on the tracked class, so this happens once per attribute of a
+class in a process. Declared racy attributes (their reads are switch points),
+and every attribute with races off, get their descriptor when the object is
+watched (:func:`track_attributes`).
+
 Which attribute accesses are tracked (a read or write of the slot named like the
 attribute):
 
@@ -44,7 +56,7 @@ record nothing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lockstep._memory._classes import QUIET
@@ -229,10 +241,11 @@ def tracked_instance_class(cls: Any) -> type:
             kind = kinds[name] = _attribute_kind(cls, name)
         return kind
 
-    def install(name: str) -> None:
-        """Give ``name`` its descriptor (when reads of it can be tracked)."""
+    def install(name: str) -> bool:
+        """Give ``name`` its descriptor (when reads of it can be tracked); True when it
+        got one now."""
         if name in attrs_ or not isinstance(name, str) or name in vars(tracked):
-            return  # done, or the tracked class's own (``_abc_impl`` of an ABC...)
+            return False  # done, or the tracked class's own (``_abc_impl`` of an ABC...)
         kind = kind_of(name)
         if kind == _PLAIN:
             member = _class_value(cls, name)
@@ -245,9 +258,10 @@ def tracked_instance_class(cls: Any) -> type:
         elif kind == _CACHED:
             attr = _Attr(cls, name, _CACHES, _class_value(cls, name))
         else:
-            return
+            return False
         attrs_[name] = attr
         type.__setattr__(tracked, name, attr)
+        return True
 
     def __getattr__(self: Any, name: str) -> Any:
         # Only reached when the normal lookup failed: a missing attribute (a name
@@ -280,6 +294,8 @@ def tracked_instance_class(cls: Any) -> type:
                         not shadow.benign
                         or (type(shadow.benign) is dict and name not in shadow.benign)
                     ):
+                        if name not in attrs_ and _stored(self, name, kind) and install(name):
+                            memory.reads_missed()  # read untracked until now: run again
                         memory.detector.write_attr(lt, shadow, name)
                     else:
                         memory.access(lt, shadow, True, name, "write")
@@ -298,10 +314,18 @@ def tracked_instance_class(cls: Any) -> type:
             base_setattr(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        if kind_of(name) < _DESCRIPTOR:
+        kind = kind_of(name)
+        if kind < _DESCRIPTOR:
             found = active_run(self)
             if found is not None:
                 memory, lt, shadow = found
+                if (
+                    memory.detector is not None
+                    and name not in attrs_
+                    and _stored(self, name, kind)
+                    and install(name)
+                ):
+                    memory.reads_missed()  # read untracked until now: run again
                 memory.access(lt, shadow, True, name, "del")
         base_delattr(self, name)
 
@@ -322,28 +346,59 @@ def tracked_instance_class(cls: Any) -> type:
     _BASE_OF[tracked] = cls
     QUIET[tracked] = cls
     _INSTALL[tracked] = install
-    # Class-level plain values (defaults an instance may shadow) and cached properties.
+    # Class-level plain values (defaults an instance may shadow): installed with the
+    # instance's attributes (track_attributes); cached properties now.
+    plain: list[str] = []
     for klass in reversed(cls.__mro__):
         if klass is object:
             continue
         for name in list(vars(klass)):
-            if isinstance(name, str) and kind_of(name) in (_PLAIN, _CACHED):
+            if not isinstance(name, str):
+                continue
+            kind = kind_of(name)
+            if kind == _CACHED:
                 install(name)
+            elif kind == _PLAIN:
+                plain.append(name)
+    _CLASS_VALUES[tracked] = tuple(dict.fromkeys(plain))
     return tracked
 
 
-_INSTALL: dict[type, Callable[[str], None]] = {}
+_INSTALL: dict[type, Callable[[str], bool]] = {}
+_CLASS_VALUES: dict[type, tuple[str, ...]] = {}
 
 
-def track_attributes(obj: object) -> None:
-    """Give ``obj``'s tracked class a descriptor for each attribute ``obj`` stores now
-    (``obj`` already has its tracked class)."""
+def _stored(obj: Any, name: str, kind: int) -> bool:
+    """Whether reading ``obj.name`` finds a value now (in the instance, or a plain value
+    of its class): reads of it may have been made without a descriptor to record them."""
+    try:
+        if name in object.__getattribute__(obj, "__dict__"):
+            return True
+    except AttributeError:
+        pass
+    return kind == _PLAIN and _class_value(base_class(type(obj)), name) is not _MISSING
+
+
+def track_attributes(obj: object, *, every: bool, also: Iterable[str] = ()) -> None:
+    """Give ``obj``'s tracked class a descriptor for the attributes whose reads are
+    recorded from now on (``obj`` already has its tracked class).
+
+    ``every``: each attribute ``obj`` stores now and each plain value of its class
+    (needed where every read is a switch point: races not reported). Otherwise only
+    the names in ``also`` (declared racy: their reads are switch points); the reads
+    of the others are recorded from their first write on (see "Reads recorded from
+    the first write on" in the module doc).
+    """
     install = _INSTALL[type(obj)]
+    for name in also:
+        install(name)
+    if not every:
+        return
     try:
         names = list(object.__getattribute__(obj, "__dict__"))
     except AttributeError:
         names = []
-    for name in names:
+    for name in (*names, *_CLASS_VALUES[type(obj)]):
         install(name)
 
 

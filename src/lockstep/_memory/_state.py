@@ -294,6 +294,15 @@ class MemoryState:
             self.busy = False
         return stable
 
+    def reads_missed(self) -> None:
+        """An attribute whose reads were not recorded (none is before its first write
+        in an execution, with races reported) is written: run the execution again from
+        the start, recording them (``Run.restart``; see ``run_execution``). Not once
+        the execution failed or is being torn down: nothing after that is checked."""
+        run = self.run
+        if run.failure_info is None and not run.aborting:
+            run.restart = True
+
     def quiet(self) -> list[tuple[object, type, type]]:
         """Switch every watched object to a class that tracks nothing, for invariants.
 

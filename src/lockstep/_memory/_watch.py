@@ -354,7 +354,8 @@ def _instance_plan(x: Any, racy: object, name: str | None) -> Callable[[MemorySt
                     previous.append((attribute, value, member))
             if type(x) is not tracked:
                 set_class(x, tracked)
-            track_attributes(x)
+            declared = shadow.benign if isinstance(shadow.benign, dict) else {}
+            track_attributes(x, every=memory.detector is None, also=declared)
         except TypeError as exc:
             for attribute, value, member in reversed(previous):
                 _store(x, attribute, value, member)
@@ -395,7 +396,10 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     Every tracked access is a switch point (Random, PCT, DFS, Hypothesis switch
     there; DPOR treats two accesses to one location, at least one a write, as
     dependent) and is checked by the happens-before race detector when
-    ``explore(races=True)`` (the default). Outside an execution ``watch`` returns
+    ``explore(races=True)`` (the default; then an attribute's reads are recorded
+    from its first write in the execution on, and an execution that writes one
+    read before runs again recording them: ``docs/races.md``, "What checking
+    costs"). Outside an execution ``watch`` returns
     ``x`` unchanged. Watching lasts for the current execution: at its end instances
     get their class back (see ``docs/races.md``).
 
