@@ -579,8 +579,7 @@ class Run:
         self, current: LogicalThread | None, invariants: list[Callable[[], object]]
     ) -> bool:
         self.in_invariant = True
-        memory = self.memory
-        swapped = memory.quiet() if memory is not None else None
+        memory = self.memory  # its watched objects go quiet at an invariant's first read
         try:
             for invariant in invariants:
                 try:
@@ -599,8 +598,8 @@ class Run:
                     )
                     return False
         finally:
-            if memory is not None and swapped:
-                memory.wake(swapped)
+            if memory is not None:
+                memory.wake_after_invariants()
             self.in_invariant = False
         return True
 

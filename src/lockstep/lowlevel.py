@@ -110,6 +110,8 @@ def _lost_wakeup(run: Run, t: LogicalThread, runnable: dict[LogicalThread, bool]
         return False
     finally:
         run.in_invariant = saved
+        if not saved and run.memory is not None:
+            run.memory.wake_after_invariants()  # what the predicate's reads quieted
 
 
 _new_state = fast_constructor(ThreadState)  # built for every live thread at every step

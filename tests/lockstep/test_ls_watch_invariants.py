@@ -1,8 +1,9 @@
 """Watched state while invariants run: read at C speed, recorded nowhere, tracked again after.
 
-While ``Run`` checks invariants, every watched object wears a class that tracks
-nothing (``MemoryState.quiet``): a tracked dict copied with ``dict(x)`` would
-otherwise call a Python method per key. These tests pin what that must not change.
+While ``Run`` checks invariants, from the first watched read an invariant makes,
+every watched object wears a class that tracks nothing (``MemoryState.quiet_now``):
+a tracked dict copied with ``dict(x)`` would otherwise call a Python method per
+key. These tests pin what that must not change.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def test_watched_state_is_tracked_again_after_each_invariant() -> None:
         watch(book)
 
         def invariant() -> None:
+            _ = len(book.items)  # a watched read: from here on nothing is tracked
             own_class["invariant"].add(type(book) is Book)
 
         lockstep.add_invariant(invariant)
@@ -119,8 +121,9 @@ def test_watched_state_is_tracked_again_after_each_invariant() -> None:
     assert "Book#1.count" in result.failure.message
     assert type(book) is Book, "the execution's end gives the object its class back"
     assert type(book.items) is dict or type(book.items).__name__ == "dict"
-    # While invariants run the object wears its own class (nothing tracked, C speed);
-    # in the threads, the tracked subclass.
+    # Once an invariant reads watched state the object wears its own class (nothing
+    # tracked, C speed) until the round of invariants ends; in the threads, the
+    # tracked subclass.
     assert own_class == {"thread": {False}, "invariant": {True}}
 
 
@@ -151,3 +154,50 @@ def test_an_invariant_that_fails_leaves_the_objects_restored() -> None:
     assert result.failure.kind == "invariant"
     assert type(book) is Book
     assert book.items == {"a": 1, "z": 9}
+
+
+def test_an_invariant_that_reads_no_watched_state_switches_nothing() -> None:
+    """Objects go quiet at an invariant's first watched read: an invariant that makes
+    none (a counter of its own) leaves them as they are, at no cost."""
+    seen: set[bool] = set()
+    book = Book()
+
+    def body() -> None:
+        watch(book)
+        lockstep.add_invariant(lambda: seen.add(type(book) is Book))
+        threads = [lockstep.spawn(lambda: book.items.get("a")) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    assert _explore(body).failure is None
+    assert seen == {False}
+
+
+def test_a_lost_wakeup_probe_outside_invariants_leaves_objects_tracked() -> None:
+    """``thread_states()`` evaluates a waiter's predicate as an invariant would (its
+    watched reads go quiet); called from a thread, it must switch them back."""
+    lost: list[bool] = []
+    tracked_after: set[bool] = set()
+
+    def body() -> None:
+        book = watch(Book())
+        cond = lockstep.threading.Condition()
+
+        def waiter() -> None:
+            with cond:
+                cond.wait_for(lambda: len(book.items) > 1)
+
+        t = lockstep.spawn(waiter)
+        with cond:
+            book.items["b"] = 2  # no notify: a lost wake-up while the waiter waits
+        states = lockstep.lowlevel.thread_states()
+        assert states is not None
+        lost.extend(s.lost_wakeup for s in states)
+        tracked_after.add(type(book) is not Book)
+        with cond:
+            cond.notify_all()
+        t.join()
+
+    assert _explore(body).failure is None
+    assert True in lost  # some execution probed the waiter's predicate
+    assert tracked_after == {True}

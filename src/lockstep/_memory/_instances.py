@@ -150,7 +150,9 @@ class _Attr:
         if lt is not None:
             run = lt.run
             memory: MemoryState | None = run.memory
-            if memory is not None and not memory.busy and not run.in_invariant:
+            if memory is not None and run.in_invariant:
+                memory.quiet_now()
+            elif memory is not None and not memory.busy:
                 shadow = memory.shadows.get(id(obj))
                 if shadow is not None:
                     mode = self.mode

@@ -139,6 +139,8 @@ class MemoryState:
         # What quiet() switches, computed again when a shadow was added since.
         self._quiet_plan: list[tuple[object, type, type]] | None = None
         self._quiet_count = 0
+        # What quiet_now() switched for the invariants running now (None: nothing).
+        self._quieted: list[tuple[object, type, type]] | None = None
 
     # -- registration -------------------------------------------------------------------
 
@@ -330,6 +332,21 @@ class MemoryState:
                 switch(obj, quiet)
         return plan
 
+    def quiet_now(self) -> None:
+        """:meth:`quiet`, once per round of invariants, from the first watched access
+        an invariant makes (a hook sees ``Run.in_invariant``): invariants that read no
+        watched state (a ghost's counter) pay nothing. :meth:`wake_after_invariants`
+        switches back."""
+        if self._quieted is None:
+            self._quieted = self.quiet()
+
+    def wake_after_invariants(self) -> None:
+        """The end of a round of invariants: undo :meth:`quiet_now` (if it ran)."""
+        plan = self._quieted
+        if plan is not None:
+            self._quieted = None
+            self.wake(plan)
+
     @staticmethod
     def wake(plan: list[tuple[object, type, type]]) -> None:
         """Give the objects :meth:`quiet` switched their tracked classes back."""
@@ -408,6 +425,8 @@ def active_run(obj: object) -> tuple[MemoryState, LogicalThread, Shadow] | None:
     run = lt.run
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
+        if memory is not None and run.in_invariant:
+            memory.quiet_now()
         return None
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
@@ -426,6 +445,8 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
     run = lt.run
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
+        if memory is not None and run.in_invariant:
+            memory.quiet_now()
         return
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
@@ -452,6 +473,8 @@ def hook_whole(obj: object, write: bool, op: str) -> None:
     run = lt.run
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
+        if memory is not None and run.in_invariant:
+            memory.quiet_now()
         return
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
