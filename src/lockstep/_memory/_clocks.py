@@ -147,6 +147,9 @@ class SyncTracker:
         # Lock ownership as the steps show it: lock -> (owner, recursion count); the
         # counts a Condition wait saved, by (thread, lock).
         self._owners: dict[int, tuple[int, int]] = {}
+        # thread -> how many locks of _owners it owns (holds_lock runs before most
+        # watched reads of a declared location: a count, not a scan of _owners).
+        self._held: dict[int, int] = {}
         # lock -> the thread whose clock the lock's clock was copied from at its last
         # release (that thread's clock only grows: its next acquire joins nothing).
         self._copy_of: dict[int, int] = {}
@@ -167,7 +170,20 @@ class SyncTracker:
 
     def holds_lock(self, thread: int) -> bool:
         """Whether ``thread`` holds a Lock or RLock (as of the last step applied)."""
-        return any(owner == thread for owner, _ in self._owners.values())
+        return self._held.get(thread, 0) > 0
+
+    def _set_owner(self, key: int, owner: tuple[int, int]) -> None:
+        previous = self._owners.get(key)
+        if previous is not None:
+            self._held[previous[0]] -= 1
+        self._owners[key] = owner
+        self._held[owner[0]] = self._held.get(owner[0], 0) + 1
+
+    def _drop_owner(self, key: int) -> tuple[int, int] | None:
+        owner = self._owners.pop(key, None)
+        if owner is not None:
+            self._held[owner[0]] -= 1
+        return owner
 
     def catch_up(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Apply the steps recorded since the last call (``rows``: the run's step rows,
@@ -184,6 +200,7 @@ class SyncTracker:
             return
         ops = self._ops
         owners = self._owners
+        held = self._held
         threads = self.threads
         primitives = self.primitives
         copy_of = self._copy_of
@@ -204,6 +221,7 @@ class SyncTracker:
                 # A timeout fired, or acquire(blocking=False) on a held lock failed: no edge.
                 if row[2].kind == "run" and key not in owners:
                     owners[key] = (thread, 1)
+                    held[thread] = held.get(thread, 0) + 1
                     vc = threads.get(thread)
                     if vc is None:
                         vc = self._start(thread)
@@ -219,6 +237,7 @@ class SyncTracker:
                 key = entry[2]
                 owner = owners.pop(key, None) if row[2].kind == "run" else None
                 if owner is not None:  # else RuntimeError: release of an unlocked lock
+                    held[owner[0]] -= 1
                     vc = threads.get(thread)
                     if vc is None:
                         vc = self._start(thread)
@@ -320,23 +339,23 @@ class SyncTracker:
         owner = self._owners.get(key)
         if kind in ("Lock.acquire", "RLock.acquire"):
             if owner is None:
-                self._owners[key] = (thread, 1)
+                self._set_owner(key, (thread, 1))
                 return True
             if owner[0] == thread and kind == "RLock.acquire":
-                self._owners[key] = (thread, owner[1] + 1)
+                self._set_owner(key, (thread, owner[1] + 1))
                 return True
             return False  # acquire(blocking=False) on a held lock: it failed
         if kind == "Condition.reacquire":
             count = self._saved.pop((thread, key), 1)
-            self._owners[key] = (thread, count)
+            self._set_owner(key, (thread, count))
             return True
         if owner is None:
             return False  # RuntimeError: release of an unlocked lock
         holder, count = owner
         if kind == "RLock.release" and count > 1:
-            self._owners[key] = (holder, count - 1)
+            self._set_owner(key, (holder, count - 1))
             return True
-        del self._owners[key]
+        self._drop_owner(key)
         if kind == "Condition.wait":
             self._saved[(thread, key)] = count
         return True
