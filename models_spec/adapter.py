@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
+import lockstep.lowlevel
 from models_spec.spec import ON_FULL_POLICIES
 
 __all__ = [
@@ -260,6 +261,10 @@ class CoreAdapter:
     _last_layers: tuple[Any, Any, Any] | None = attrs.field(
         default=None, init=False, repr=False, eq=False
     )
+    # (stack, lockstep.lowlevel.watched_writes(), snapshot) of the last full snapshot.
+    _last_snapshot: tuple[Any, int, Snapshot] | None = attrs.field(
+        default=None, init=False, repr=False, eq=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
@@ -338,7 +343,38 @@ class CoreAdapter:
         return stack
 
     def snapshot(self, stack: Any) -> Snapshot:
-        """Read the stack's state through its public introspection methods."""
+        """Read the stack's state through its public introspection methods.
+
+        Inside a lockstep run, what derives from watched state alone (the registry,
+        pins, leases, loads in flight, weights) is reused while no watched state was
+        written since it was read (``lockstep.lowlevel.watched_writes``); what reads
+        objects that are not watched (the lifecycle table's entries, the LRU's marks,
+        which are ``__slots__`` objects, and the LRU lock) is read every time.
+        ``tests/spec/test_snapshot_reuse.py`` compares it with a fresh snapshot at
+        every step of every known-bug scenario.
+        """
+        writes = lockstep.lowlevel.watched_writes()
+        last = self._last_snapshot
+        if writes is None:
+            self._last_snapshot = None
+            return self.fresh_snapshot(stack)
+        if last is None or last[0] is not stack or last[1] != writes:
+            snap = self.fresh_snapshot(stack)
+            self._last_snapshot = (stack, writes, snap)
+            return snap
+        cache, _ = self._layers(stack)
+        kept = last[2]
+        lifecycle = _lifecycle(stack)
+        lru = tuple(cache.lru_order())
+        lock = _lru_lock_held(cache) if self.observe_lru_lock else None
+        if lifecycle == kept.lifecycle and lru == kept.lru and lock == kept.lru_lock_held:
+            return kept
+        snap = attrs.evolve(kept, lifecycle=lifecycle, lru=lru, lru_lock_held=lock)
+        self._last_snapshot = (stack, writes, snap)
+        return snap
+
+    def fresh_snapshot(self, stack: Any) -> Snapshot:
+        """:meth:`snapshot`, every part read now."""
         cache, inner = self._layers(stack)
         registered = {rid: inner[rid] for rid in list(inner.keys()) if rid in inner}
         return Snapshot(

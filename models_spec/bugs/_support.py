@@ -113,6 +113,7 @@ class VariantAdapter:
     module: str
     builder: StackBuilder = attrs.field(repr=False)
     capabilities: frozenset[str] = CAPABILITIES
+    _reader: CoreAdapter = attrs.field(factory=lambda: CoreAdapter(0), init=False, repr=False)
 
     def build(
         self,
@@ -136,10 +137,12 @@ class VariantAdapter:
         )
 
     def snapshot(self, stack: Any) -> Snapshot:
-        """Read like the core adapters (the variant keeps the core's introspection)."""
+        """Read like the core adapters (the variant keeps the core's introspection),
+        every part afresh at every step: a variant's bug may change state where the
+        core would not (no reuse, see `CoreAdapter.snapshot`)."""
         if "lru" not in self.capabilities:
             return BareManagerAdapter().snapshot(stack)
-        return CoreAdapter(0).snapshot(stack)
+        return self._reader.fresh_snapshot(stack)
 
     def statistics(self, stack: Any) -> dict[str, int]:
         """The stack's `statistics()` as a mapping (the variant keeps the core's counters)."""

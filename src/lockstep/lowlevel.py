@@ -13,7 +13,13 @@ from lockstep._fastattrs import fast_constructor
 from lockstep._primitives import Condition, Lock, RLock
 from lockstep._runtime import LogicalThread, Run, current_logical_thread
 
-__all__ = ["ThreadState", "current_step", "held_by_current_thread", "thread_states"]
+__all__ = [
+    "ThreadState",
+    "current_step",
+    "held_by_current_thread",
+    "thread_states",
+    "watched_writes",
+]
 
 
 def current_step() -> int | None:
@@ -25,6 +31,23 @@ def current_step() -> int | None:
     """
     lt = current_logical_thread()
     return None if lt is None else lt.run.step
+
+
+def watched_writes() -> int | None:
+    """How many writes to watched state (``lockstep.watch``) the current execution has
+    made so far; None outside a run or before anything is watched in it.
+
+    Every write the race detector sees counts (an attribute assigned or deleted, a
+    container changed, ``move_to_end``): equal values at two stopped states mean no
+    watched state changed in between, so an invariant may reuse what it derived from
+    watched state alone (state that is not watched, such as the fields of a
+    ``__slots__`` object, must be read again).
+    """
+    lt = current_logical_thread()
+    if lt is None:
+        return None
+    memory = lt.run.memory
+    return None if memory is None else memory.writes
 
 
 def held_by_current_thread(lock: object) -> bool | None:

@@ -298,6 +298,7 @@ def tracked_instance_class(cls: Any) -> type:
                     ):
                         if name not in attrs_ and _stored(self, name, kind) and install(name):
                             memory.reads_missed()  # read untracked until now: run again
+                        memory.writes += 1
                         memory.detector.write_attr(lt, shadow, name)
                     else:
                         memory.access(lt, shadow, True, name, "write")

@@ -141,6 +141,9 @@ class MemoryState:
         self._quiet_count = 0
         # What quiet_now() switched for the invariants running now (None: nothing).
         self._quieted: list[tuple[object, type, type]] | None = None
+        #: Writes to watched state in this execution so far (``lowlevel.watched_writes``):
+        #: every hook that records a write (or a reordering) counts it first.
+        self.writes = 0
 
     # -- registration -------------------------------------------------------------------
 
@@ -225,6 +228,8 @@ class MemoryState:
         overrides in Python; the race check is left to :meth:`leave`, called with the
         returned value when that method returns (None: nothing to check).
         """
+        if write or reorder:
+            self.writes += 1
         shape = shadow.shape
         if shape == "attr":
             stable: Hashable = slot
@@ -456,9 +461,13 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
         # MemoryState.access for a container access that is not a switch point
         # (inlined: every tracked container method comes here).
         if shadow.shape == "seq" or slot is WHOLE:
+            if write or reorder:
+                memory.writes += 1
             detector.check(lt, shadow, WHOLE, write, op, reorder, 2)
             return
         if type(slot) in _PLAIN_TYPES:
+            if write or reorder:
+                memory.writes += 1
             detector.check(lt, shadow, slot, write, op, reorder, 2)
             return
     memory.access(lt, shadow, write, slot, op, reorder, 2)
@@ -481,6 +490,8 @@ def hook_whole(obj: object, write: bool, op: str) -> None:
         return
     detector = memory.detector
     if detector is not None and not shadow.benign:
+        if write:
+            memory.writes += 1
         detector.whole(lt, shadow, write, op)
         return
     memory.access(lt, shadow, write, WHOLE, op, False, 2)
