@@ -292,6 +292,9 @@ class DporStrategy:
         # execution whose prefix leads the thread there the same way.
         self._timed: dict[_Instance, bool] = {}
         self._site_counts: dict[tuple[int, str, Hashable | None, str], int] = {}
+        # (thread, choice kind, id(op)) -> its _Event, within one execution (an op
+        # descriptor is shared by every step of one operation at one place).
+        self._events: dict[tuple[int, str, int], _Event] = {}
 
     @property
     def preemption_bound(self) -> int | None:
@@ -315,6 +318,7 @@ class DporStrategy:
         self._position = 0
         self._blocked_at = None
         self._site_counts = {}
+        self._events = {}
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         """Replay the prefix, then extend it: awake, within the bound, fewest preemptions."""
@@ -336,7 +340,16 @@ class DporStrategy:
             choices = runs_first(choices)
         if self._blocked_at is not None:
             return self._default(choices, step)
-        events = {c: _Event.of(c, step.pending[c.thread]) for c in choices}
+        events = {}
+        known = self._events
+        pending = step.pending
+        for c in choices:
+            op = pending[c.thread]
+            key = (c.thread, c.kind, id(op))
+            event = known.get(key)
+            if event is None or event.op is not op:
+                event = known[key] = _Event.of(c, op)  # a step's event is a value
+            events[c] = event
         if i < len(self._stack):
             node = self._stack[i]
             if node.events != events:

@@ -92,6 +92,13 @@ class PCTStrategy:
         if step.yielded and current is not None and any(t != current for t in step.enabled):
             self._lowest -= 1.0
             self._priorities[current] = self._lowest
+        if len(choices) == 1:  # what the general case below does with one choice
+            only = choices[0]
+            self._priority(only.thread)  # a thread's first priority draws, as max() would
+            if only.kind == "run" and step.step in self._change_points:
+                self._lowest -= 1.0
+                self._priorities[only.thread] = self._lowest
+            return only
         runs = [c for c in choices if c.kind == "run"]
         timeouts = [c for c in choices if c.kind == "timeout"]
         if timeouts and (not runs or self._rng.random() < self.timeout_probability):
