@@ -41,13 +41,19 @@ are counted (`i15_skips`), never passed silently.
 from __future__ import annotations
 
 import _thread
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
 import lockstep
-from lockstep.linearizability import HistoryRecorder, check_linearizability
+from lockstep.linearizability import (
+    CheckResult,
+    HistoryRecorder,
+    Operation,
+    check_linearizability,
+)
 from lockstep.lowlevel import current_step, thread_states
 from models_spec.adapter import ManagerAdapter, Snapshot
 from models_spec.fakes import (
@@ -80,7 +86,15 @@ from models_spec.invariants import (
     check_i19,
     live,
 )
-from models_spec.spec import encode_outcome, expand_adds, explain, initial_state, resolve, step
+from models_spec.spec import (
+    SpecState,
+    encode_outcome,
+    expand_adds,
+    explain,
+    initial_state,
+    resolve,
+    step,
+)
 
 # Test harness: the driver use real locks on purpose (never switch points), so a race
 # report near them must not take them for the code's own synchronisation
@@ -342,6 +356,39 @@ def _same_state(a: Snapshot, b: Snapshot) -> bool:
 
 
 _MISSING: Final = object()
+
+
+def _judge(history: Sequence[Operation], initial: SpecState) -> CheckResult:
+    """I15's verdict on ``history`` from ``initial`` (``check_linearizability`` with the
+    spec's step function): remembered, since most executions of a cell record one of
+    a few histories and the search is a pure function of its inputs (the history, the
+    initial state and its configuration, which the state's equality leaves out)."""
+    config = initial.config
+    setting = (
+        config.script.fingerprint(),
+        config.universe,
+        config.memory_threshold,
+        config.unknown_id_error,
+        config.on_full,
+        config.max_weight,
+        config.weights,
+        config.default_weight,
+    )
+    key = tuple(history)
+    try:
+        return _judged(key, initial, setting)
+    except TypeError:  # an unhashable value in the history: judge it afresh
+        return _judge_now(key, initial, setting)
+
+
+def _judge_now(
+    history: tuple[Operation, ...], initial: SpecState, setting: tuple[object, ...]
+) -> CheckResult:
+    """``setting`` only keys the memo (``initial.config`` is what the search reads)."""
+    return check_linearizability(history, step, initial=initial, max_steps=200_000, explain=explain)
+
+
+_judged: Final = functools.lru_cache(maxsize=4096)(_judge_now)
 
 
 _NOT_PURE: Final = object()
@@ -827,17 +874,9 @@ class Driver:
             on_full=getattr(self.adapter, "on_full", "proceed"),
             **_weighting(self.adapter),
         )
-        result = check_linearizability(
-            history, step, initial=initial, max_steps=200_000, explain=explain
-        )
+        result = _judge(history, initial)
         if result.verdict == "illegal" and swallowed_timeouts > 0:
-            relaxed = check_linearizability(
-                _optional_restores(history),
-                step,
-                initial=initial,
-                max_steps=200_000,
-                explain=explain,
-            )
+            relaxed = _judge(_optional_restores(history), initial)
             if relaxed.verdict != "illegal":
                 _note_i15_skip(
                     "a restoration gave up on a timeout, which the spec's restore points "

@@ -199,6 +199,18 @@ class Script:
         """The free fraction the `call`-th (0-based) probe call reports."""
         return self._memory.get(call, self.default_memory)
 
+    def fingerprint(self) -> tuple[object, ...]:
+        """A hashable value equal for two scripts exactly when they give the same
+        answers (for memoizing what is computed from them)."""
+        return (
+            frozenset(self._explicit.items()),
+            frozenset(self._memory.items()),
+            self.default_memory,
+            self.seed,
+            self.p_load,
+            self.p_unload,
+        )
+
     def __repr__(self) -> str:
         return (
             f"Script(explicit={len(self._explicit)}, memory={len(self._memory)}, "
