@@ -151,7 +151,7 @@ class _Attr:
             run = lt.run
             memory: MemoryState | None = run.memory
             if memory is not None and run.in_invariant:
-                memory.quiet_now()
+                memory.quiet_now(obj)
             elif memory is not None and not memory.busy:
                 shadow = memory.shadows.get(id(obj))
                 if shadow is not None:

@@ -136,11 +136,8 @@ class MemoryState:
         # ordered by any synchronisation: name -> why it matters (see _explored).
         self.unordered: dict[str, str] = {}
         self.detector: RaceDetector | None = RaceDetector(run) if run.races else None
-        # What quiet() switches, computed again when a shadow was added since.
-        self._quiet_plan: list[tuple[object, type, type]] | None = None
-        self._quiet_count = 0
-        # What quiet_now() switched for the invariants running now (None: nothing).
-        self._quieted: list[tuple[object, type, type]] | None = None
+        # What quiet_now() switched for the invariants running now.
+        self._quieted: list[tuple[object, type, type]] = []
         #: Writes to watched state in this execution so far (``lowlevel.watched_writes``):
         #: every hook that records a write (or a reordering) counts it first.
         self.writes = 0
@@ -310,46 +307,30 @@ class MemoryState:
         if run.failure_info is None and not run.aborting:
             run.restart = True
 
-    def quiet(self) -> list[tuple[object, type, type]]:
-        """Switch every watched object to a class that tracks nothing, for invariants.
+    def quiet_now(self, obj: object) -> None:
+        """Switch ``obj``, which an invariant is reading, to a class that tracks nothing
+        until the round of invariants ends (:meth:`wake_after_invariants`).
 
         Invariants record no access (``Run.in_invariant``), but through the tracked
-        classes every read still costs a Python call, and copying a tracked dict
-        calls one per key: the core's snapshot took 60% longer. Returns what
-        :meth:`wake` switches back: (object, tracked class, quiet class) for each
-        object whose class is tracked now.
+        classes every read still costs a Python call, and copying a tracked dict calls
+        one per key: the core's snapshot took 60% longer. Called by the hooks, so an
+        object goes quiet at an invariant's first read of it, and objects no invariant
+        reads (most of them, most of the time) are never switched.
         """
-        plan = self._quiet_plan
-        if plan is None or self._quiet_count != len(self.shadows):
-            quiet_of = QUIET.get
-            plan = []
-            for shadow in self.shadows.values():
-                obj = shadow.obj
-                tracked = type(obj)
-                quiet = quiet_of(tracked)
-                if quiet is not None:
-                    plan.append((obj, tracked, quiet))
-            self._quiet_plan = plan
-            self._quiet_count = len(self.shadows)
-        switch = _switch_class
-        for obj, tracked, quiet in plan:
-            if type(obj) is tracked:
-                switch(obj, quiet)
-        return plan
-
-    def quiet_now(self) -> None:
-        """:meth:`quiet`, once per round of invariants, from the first watched access
-        an invariant makes (a hook sees ``Run.in_invariant``): invariants that read no
-        watched state (a ghost's counter) pay nothing. :meth:`wake_after_invariants`
-        switches back."""
-        if self._quieted is None:
-            self._quieted = self.quiet()
+        if id(obj) not in self.shadows:
+            return
+        tracked = type(obj)
+        quiet = QUIET.get(tracked)
+        if quiet is not None:
+            _switch_class(obj, quiet)
+            self._quieted.append((obj, tracked, quiet))
 
     def wake_after_invariants(self) -> None:
-        """The end of a round of invariants: undo :meth:`quiet_now` (if it ran)."""
+        """The end of a round of invariants: give what :meth:`quiet_now` switched its
+        tracked class back."""
         plan = self._quieted
-        if plan is not None:
-            self._quieted = None
+        if plan:
+            self._quieted = []
             self.wake(plan)
 
     @staticmethod
@@ -369,7 +350,6 @@ class MemoryState:
             if restore is not None and type(shadow.obj) is shadow.tracked_class:
                 set_class(shadow.obj, restore)
         self.shadows.clear()
-        self._quiet_plan = None
         self.replaced.clear()
         self._object_keys.clear()
         self._last = None
@@ -431,7 +411,7 @@ def active_run(obj: object) -> tuple[MemoryState, LogicalThread, Shadow] | None:
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
         if memory is not None and run.in_invariant:
-            memory.quiet_now()
+            memory.quiet_now(obj)
         return None
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
@@ -451,7 +431,7 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
         if memory is not None and run.in_invariant:
-            memory.quiet_now()
+            memory.quiet_now(obj)
         return
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
@@ -483,7 +463,7 @@ def hook_whole(obj: object, write: bool, op: str) -> None:
     memory: MemoryState | None = run.memory
     if memory is None or memory.busy or run.in_invariant:
         if memory is not None and run.in_invariant:
-            memory.quiet_now()
+            memory.quiet_now(obj)
         return
     shadow = memory.shadows.get(id(obj))
     if shadow is None:
