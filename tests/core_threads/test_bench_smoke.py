@@ -71,3 +71,12 @@ def test_bad_settings_are_rejected(capsys: pytest.CaptureFixture[str]) -> None:
         bench_core.main(["--repeat", "0"])
     assert excinfo.value.code == 2
     assert "--repeat and --number must be >= 1" in capsys.readouterr().err
+
+
+def test_cells_runs_a_named_cell_and_refuses_an_unknown_one(capsys):
+    from benchmarks import cells
+
+    assert cells.main(["--budget", "1", "random-1@core-depth0"]) == 0
+    assert capsys.readouterr().out.strip() == "random-1@core-depth0: PASS, 3 executions"
+    assert cells.main(["--budget", "1", "nope@core-depth0"]) == 2
+    assert "no such cell" in capsys.readouterr().err
