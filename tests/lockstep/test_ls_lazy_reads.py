@@ -193,19 +193,12 @@ def test_with_races_off_every_read_is_recorded_from_the_start(monkeypatch):
     assert calls == []
 
 
-def test_a_deleted_attribute_counts_as_written():
-    cls = _fresh_class()
+def _first_execution_race(obj: Any, read: Any, write: Any) -> Any:
+    """The race DFS's first execution reports: one thread reads, another writes ``obj``."""
 
     def scenario() -> None:
-        config = lockstep.watch(cls())
-
-        def reader() -> None:
-            _ = getattr(config, "loaded", None)
-
-        def remover() -> None:
-            del config.loaded
-
-        threads = [lockstep.spawn(reader), lockstep.spawn(remover)]
+        watched = lockstep.watch(obj)
+        threads = [lockstep.spawn(read, watched), lockstep.spawn(write, watched)]
         for t in threads:
             t.join()
 
@@ -213,28 +206,23 @@ def test_a_deleted_attribute_counts_as_written():
     assert failure is not None
     assert failure.kind == "data-race", failure
     assert failure.race is not None
-    assert failure.race.location.endswith(".loaded")
+    return failure.race
+
+
+def test_a_deleted_attribute_counts_as_written():
+    race = _first_execution_race(
+        _fresh_class()(),
+        lambda config: getattr(config, "loaded", None),
+        lambda config: delattr(config, "loaded"),
+    )
+    assert race.location.endswith(".loaded")
 
 
 def test_a_class_default_shadowed_by_a_write_counts_as_written():
     class Flags:
         ready = False  # a class-level default, read before any instance value exists
 
-    def scenario() -> None:
-        flags = lockstep.watch(Flags())
-
-        def reader() -> None:
-            _ = flags.ready
-
-        def setter() -> None:
-            flags.ready = True
-
-        threads = [lockstep.spawn(reader), lockstep.spawn(setter)]
-        for t in threads:
-            t.join()
-
-    failure = explore(scenario, strategy=DFSStrategy(), budget=1).failure
-    assert failure is not None
-    assert failure.kind == "data-race", failure
-    assert failure.race is not None
-    assert failure.race.location.endswith(".ready")
+    race = _first_execution_race(
+        Flags(), lambda flags: flags.ready, lambda flags: setattr(flags, "ready", True)
+    )
+    assert race.location.endswith(".ready")

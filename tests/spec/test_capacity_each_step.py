@@ -12,37 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import pytest
 
 import lockstep
 from lockstep import DFSStrategy, explore
-from models_spec.adapter import CAPABILITIES, Snapshot
+from models_spec.adapter import Snapshot
 from models_spec.driver import Driver
 from models_spec.fakes import Ghost, Script, ScriptedRegistry
-
-
-@attrs.define
-class _Stack:
-    state: Snapshot
-
-    def statistics(self) -> Any:
-        return attrs.make_class("Stats", ["pinned_overflow"])(0)
-
-
-@attrs.define
-class _ScriptedAdapter:
-    name: str = "scripted"
-    capabilities: frozenset[str] = CAPABILITIES
-
-    def build(self, registry: Any, **options: Any) -> Any:  # pragma: no cover - unused
-        raise NotImplementedError
-
-    def snapshot(self, stack: _Stack) -> Snapshot:
-        return attrs.evolve(stack.state)
-
-    def patch_modules(self) -> tuple[()]:  # pragma: no cover - unused
-        return ()
+from tests.spec._scripted import ScriptedAdapter, ScriptedStack
 
 
 def _state(models: dict[str, Any]) -> Snapshot:
@@ -64,8 +41,8 @@ def _overshoot_scenario(*, overshoot: bool, each_step: bool = True) -> Any:
 
     def scenario() -> None:
         registry = ScriptedRegistry(Script())
-        stack = _Stack(_state({}))
-        driver = Driver(_ScriptedAdapter(), stack, registry.ghost, Script(), bound=2)
+        stack = ScriptedStack(_state({}))
+        driver = Driver(ScriptedAdapter(), stack, registry.ghost, Script(), bound=2)
         for check in driver.state_checks():
             if check.each_step and not each_step:
                 continue

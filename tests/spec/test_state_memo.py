@@ -15,43 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 import pytest
 
 import models_spec.driver as driver_module
-from models_spec.adapter import CAPABILITIES, CoreAdapter, Snapshot
+from models_spec.adapter import CoreAdapter, Snapshot
 from models_spec.catalogue import load
 from models_spec.check import explore_scenario, replay_scenario
 from models_spec.corpus import load_corpus
 from models_spec.driver import UNBOUNDED, Driver
 from models_spec.fakes import Script, ScriptedRegistry
 from models_spec.invariants import InvariantViolation
-
-
-@attrs.define
-class _Stack:
-    """A stand-in stack: the test sets the snapshot and the statistics it reports."""
-
-    state: Snapshot
-    pinned_overflow: int = 0
-
-    def statistics(self) -> Any:
-        return attrs.make_class("Stats", ["pinned_overflow"])(self.pinned_overflow)
-
-
-@attrs.define
-class _ScriptedAdapter:
-    name: str = "scripted"
-    capabilities: frozenset[str] = CAPABILITIES
-
-    def build(self, registry: Any, **options: Any) -> Any:  # pragma: no cover - unused
-        raise NotImplementedError
-
-    def snapshot(self, stack: _Stack) -> Snapshot:
-        return attrs.evolve(stack.state)  # a fresh, equal object each time
-
-    def patch_modules(self) -> tuple[()]:  # pragma: no cover - unused
-        return ()
+from tests.spec._scripted import ScriptedAdapter, ScriptedStack
 
 
 @pytest.fixture
@@ -74,9 +48,9 @@ def _snapshot(models: dict[str, object], **changes: Any) -> Snapshot:
     return Snapshot(**fields)
 
 
-def _checker(stack: _Stack) -> tuple[Driver, Callable[[], None]]:
+def _checker(stack: ScriptedStack) -> tuple[Driver, Callable[[], None]]:
     registry = ScriptedRegistry(Script())
-    driver = Driver(_ScriptedAdapter(), stack, registry.ghost, Script(), bound=UNBOUNDED)
+    driver = Driver(ScriptedAdapter(), stack, registry.ghost, Script(), bound=UNBOUNDED)
     checks = driver.state_checks()
     assert checks[0].each_step is False  # where another thread could run next
 
@@ -104,7 +78,7 @@ def i4_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_an_unchanged_state_is_not_rechecked(
     models: dict[str, object], i4_calls: list[int]
 ) -> None:
-    _, check = _checker(_Stack(_snapshot(models)))
+    _, check = _checker(ScriptedStack(_snapshot(models)))
     check()
     check()
     check()
@@ -114,7 +88,7 @@ def test_an_unchanged_state_is_not_rechecked(
 def test_a_changed_value_is_checked_at_that_step(
     models: dict[str, object], i4_calls: list[int]
 ) -> None:
-    stack = _Stack(_snapshot(models))
+    stack = ScriptedStack(_snapshot(models))
     _, check = _checker(stack)
     check()
     check()
@@ -125,7 +99,7 @@ def test_a_changed_value_is_checked_at_that_step(
 
 
 def test_the_registered_models_are_read_at_every_step(models: dict[str, object]) -> None:
-    stack = _Stack(_snapshot(models))
+    stack = ScriptedStack(_snapshot(models))
     _, check = _checker(stack)
     check()
     check()
@@ -139,7 +113,7 @@ def test_the_registered_models_are_read_at_every_step(models: dict[str, object])
 def test_another_model_object_under_the_same_key_is_a_change(
     models: dict[str, object], i4_calls: list[int]
 ) -> None:
-    stack = _Stack(_snapshot(models))
+    stack = ScriptedStack(_snapshot(models))
     _, check = _checker(stack)
     check()
     registry = ScriptedRegistry(Script())
@@ -149,7 +123,7 @@ def test_another_model_object_under_the_same_key_is_a_change(
 
 
 def test_a_closing_lease_block_is_checked_at_that_step(models: dict[str, object]) -> None:
-    stack = _Stack(_snapshot(models, leases={"a": 1}))
+    stack = ScriptedStack(_snapshot(models, leases={"a": 1}))
     driver, check = _checker(stack)
     driver._open_lease("a", +1)
     check()
@@ -163,7 +137,7 @@ def test_capacity_held_by_slack_is_rechecked(models: dict[str, object]) -> None:
     registry = ScriptedRegistry(Script())
     third = registry.get_model("c")(model_id="c")
     over = {**models, "c": third}
-    stack = _Stack(_snapshot(over, max_size=2), pinned_overflow=1)
+    stack = ScriptedStack(_snapshot(over, max_size=2), pinned_overflow=1)
     _, check = _checker(stack)
     check()  # 3 > 2, but one admission over capacity is counted: holds thanks to the slack
     stack.pinned_overflow = 0  # the snapshot did not change; the slack did
