@@ -396,6 +396,26 @@ _NOT_PURE: Final = object()
 the snapshot (I11's slack from the stack's statistics): not reusable."""
 
 
+class _LiveModels:
+    """I11 at every step (``each_step``), where the running thread alone can go on too:
+    models alive at once are memory in use whoever looks. While the models alive
+    (built or being built, not torn down: `Ghost.live`) are within the bound, so is
+    what the stack counts (every registered model and every load in flight is one of
+    them, in correct code); past it, the snapshot's I11 decides (an eviction's victim
+    is alive until its unload ends)."""
+
+    each_step = True  # for lockstep.add_invariant(each_step=...)
+
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+        self.__name__ = self.__qualname__ = "I11"
+
+    def __call__(self) -> None:
+        driver = self._driver
+        if driver.ghost.live > driver.bound:
+            driver.check_capacity(driver.step_snapshot())
+
+
 class _StateInvariants:
     """The driver's per-step invariants as one lockstep invariant (see `Driver.state_checks`).
 
@@ -413,30 +433,17 @@ class _StateInvariants:
     def __init__(
         self,
         driver: Driver,
-        checks: tuple[tuple[Callable[[Snapshot | None], object], bool], ...],
-        *,
-        each_step: bool = False,
-        snapshot: bool = True,
+        checks: tuple[tuple[Callable[[Snapshot], object], bool], ...],
     ) -> None:
         self._driver = driver
         self._checks = checks
         self._held: tuple[Snapshot, int] | None = None  # inputs on which the memoizable held
-        self.each_step = each_step  # for lockstep.add_invariant(each_step=...)
-        self._snapshot = snapshot  # False: no check reads it (None is passed)
         self.__name__ = self.__qualname__ = "state invariants"
+
+    each_step = False  # for lockstep.add_invariant(each_step=...)
 
     def __call__(self) -> None:
         driver = self._driver
-        if not self._snapshot:
-            for check, _ in self._checks:
-                try:
-                    check(None)
-                except InvariantSkipped:
-                    continue
-                except InvariantViolation as violation:
-                    self.__name__ = self.__qualname__ = violation.invariant
-                    raise
-            return
         snap = driver.step_snapshot()
         held = self._held
         reuse = held is not None and held[1] == driver.lease_version and _same_state(held[0], snap)
@@ -535,21 +542,21 @@ class Driver:
         self._cached = (step_number, snap)
         return snap
 
-    def state_checks(self) -> list[_StateInvariants]:
+    def state_checks(self) -> list[_StateInvariants | _LiveModels]:
         """The per-step invariants as callables for ``lockstep.add_invariant``,
         each to be registered with ``each_step=check.each_step``.
 
         The first runs every check on one snapshot (a call per invariant per step
         costs more than the checks) where another thread could run next; with a
         capacity, a second (``each_step``) checks I11 at every step through the
-        models alive (`_check_live_models`). When one is violated the callable
+        models alive (`_LiveModels`). When one is violated the callable
         takes that invariant's id as its name, so lockstep's `Failure.invariant`
         is the id ("I4"), as for reported violations.
         """
         caps, ghost = self.caps, self.ghost
         # (check, memoizable): see _StateInvariants. The ghost's records, the lock
         # probe and lockstep's thread states are read afresh at every step.
-        checks: list[tuple[Callable[[Snapshot | None], object], bool]] = [
+        checks: list[tuple[Callable[[Snapshot], object], bool]] = [
             (lambda snap: check_i2(None, ghost), False),
             (lambda snap: check_i13(snap if "leases" in caps else None, ghost), False),
             # I7 also reads an attribute of each registered model: not the snapshot alone.
@@ -563,7 +570,7 @@ class Driver:
             # An admission over capacity (only pinned or leased models left)
             # stays until the next cold add evicts; once the pin or lease is
             # gone it is no longer protected, so the counted overflows are slack.
-            checks.append((self._check_capacity, True))
+            checks.append((self.check_capacity, True))
         if ghost.lock_probe is not None:
             checks.append((lambda snap: check_i14(None, ghost), False))
         if "leases" in caps:
@@ -571,28 +578,18 @@ class Driver:
             # wait for its drain that I17 would report once the drain waits.
             checks.append((lambda snap: check_i18(snap, self.open_leases), True))
         checks.append((lambda snap: check_i17(thread_states()), False))
-        invariants = [_StateInvariants(self, tuple(checks))]
+        invariants: list[_StateInvariants | _LiveModels] = [_StateInvariants(self, tuple(checks))]
         if "capacity" in caps and self.bound != UNBOUNDED:
             # Models alive at once are memory in use, a cost whether or not another
             # thread could look (the others may be blocked): I11 at every step too.
             # I2 and I14 need no such twin: the ghost records their breaches as
             # they happen, so a later step still reports them.
-            live = ((self._check_live_models, False),)
-            invariants.append(_StateInvariants(self, live, each_step=True, snapshot=False))
+            invariants.append(_LiveModels(self))
         return invariants
 
-    def _check_live_models(self, _: Snapshot | None) -> None:
-        """I11 where the running thread alone can go on: while the models alive (built
-        or being built, not torn down: `Ghost.live`) are within the bound, so is
-        what the stack counts (every registered model and every load in flight is
-        one of them, in correct code); past it, the snapshot's I11 decides (an
-        eviction's victim is alive until its unload ends)."""
-        if self.ghost.live <= self.bound:
-            return
-        self._check_capacity(self.step_snapshot())
-
-    def _check_capacity(self, snap: Snapshot | None) -> object:
-        assert snap is not None  # registered with a snapshot (state_checks)
+    def check_capacity(self, snap: Snapshot) -> object:
+        """I11 on ``snap`` (its state form), with the admissions over capacity the stack
+        counted as slack; `_NOT_PURE` when only that slack made it hold."""
         try:
             check_i11(snap, self.ghost)
         except InvariantViolation:  # the slack costs a statistics() call: only when needed

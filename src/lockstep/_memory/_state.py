@@ -440,15 +440,11 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
     if detector is not None and not shadow.benign:
         # MemoryState.access for a container access that is not a switch point
         # (inlined: every tracked container method comes here).
-        if shadow.shape == "seq" or slot is WHOLE:
+        whole = shadow.shape == "seq" or slot is WHOLE
+        if whole or type(slot) in _PLAIN_TYPES:
             if write or reorder:
                 memory.writes += 1
-            detector.check(lt, shadow, WHOLE, write, op, reorder, 2)
-            return
-        if type(slot) in _PLAIN_TYPES:
-            if write or reorder:
-                memory.writes += 1
-            detector.check(lt, shadow, slot, write, op, reorder, 2)
+            detector.check(lt, shadow, WHOLE if whole else slot, write, op, reorder, 2)
             return
     memory.access(lt, shadow, write, slot, op, reorder, 2)
 
