@@ -1,13 +1,15 @@
 """The recorded schedule corpus: one shrunk failing schedule per known-bug variant.
 
-Files live in ``stateful_tests/schedules/``: ``B07-duplicate-lru.json`` (a
-`lockstep.Schedule`) per variant (the name is the catalogue's
-`VariantEntry.corpus_file`), and ``MANIFEST.json`` saying, per variant, the
-file, the bug, the scenario and *how* the schedule breaks the variant
-(failure kind and invariant id or exception type), because a schedule file
-holds only the choices, their provenance and the modules to patch (the
-variant adapter's `patch_modules()`, by name, so ``lockstep replay FILE``
-works with no flags), not the expected failure.  The recorder
+Files live in ``models_spec/schedules/`` (package data, so an installed
+``lockstep check`` has them; in a source checkout ``stateful_tests/schedules``
+is a symbolic link there): ``B07-duplicate-lru.json`` (a `lockstep.Schedule`)
+per variant (the name is the catalogue's `VariantEntry.corpus_file`), and
+``MANIFEST.json`` saying, per variant, the file, the bug, the scenario and
+*how* the schedule breaks the variant (failure kind and invariant id or
+exception type), because a schedule file holds only the choices, their
+provenance and the modules to patch (the variant adapter's
+`patch_modules()`, by name, so ``lockstep replay FILE`` works with no
+flags), not the expected failure.  The recorder
 (``python3 -m models_spec.record_corpus``) writes both.
 
 Replaying a corpus schedule:
@@ -39,8 +41,8 @@ __all__ = [
     "write_manifest",
 ]
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "stateful_tests" / "schedules"
-"""Where the corpus lives in a source checkout."""
+CORPUS_DIR = Path(__file__).resolve().parent / "schedules"
+"""Where the corpus lives: the ``models_spec.schedules`` package data, installed or not."""
 
 MANIFEST = "MANIFEST.json"
 

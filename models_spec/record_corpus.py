@@ -6,7 +6,7 @@ with ``--variant``), explore the variant with its bug's scenario (PCT, then
 random, then DPOR, several seeds) until a failure through one of the
 invariants the bug module says it breaks is found; the failure is shrunk by
 lockstep, replayed to confirm it reproduces exactly, and saved as
-``stateful_tests/schedules/<VariantEntry.corpus_file>`` with a manifest
+``models_spec/schedules/<VariantEntry.corpus_file>`` with a manifest
 entry (see `models_spec.corpus`).  The file records the variant adapter's
 patch modules (lockstep's explore records them), so ``lockstep replay FILE``
 reproduces it with no flags; `record` checks that it does.  Existing files of

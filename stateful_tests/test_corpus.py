@@ -1,6 +1,6 @@
 """The recorded schedule corpus: every file breaks its variant exactly as recorded.
 
-Each ``stateful_tests/schedules/B<nn>-*.json`` is a shrunk schedule that breaks
+Each ``models_spec/schedules/B<nn>-*.json`` is a shrunk schedule that breaks
 one known-bug variant of the catalogue (``MANIFEST.json`` says how).  Replayed
 exactly on that variant it must fail the same way (failure kind and
 invariant id or exception type), through an invariant its bug module says

@@ -1,6 +1,6 @@
 """The recorded corpus replays identically on both lockstep backends.
 
-Every schedule of ``stateful_tests/schedules/`` is replayed on its variant once on
+Every schedule of ``models_spec/schedules/`` is replayed on its variant once on
 the greenlet backend (every logical thread a greenlet on one OS thread) and once on
 the thread backend (an OS thread each): the two traces must be equal step for step
 (thread, operation, resource, label, file:line, enabled set, pending operations,

@@ -87,9 +87,8 @@ EXCLUDED_OPERATORS = (
 
 COPIED = (
     "src",
-    "models_spec",
+    "models_spec",  # with the recorded corpus some spec tests replay (models_spec/schedules)
     "benchmarks",
-    "stateful_tests/schedules",  # the recorded corpus some spec tests replay
     "tests",
     "pyproject.toml",
 )
@@ -101,7 +100,6 @@ source_paths =
 also_copy =
     models_spec/
     benchmarks/
-    stateful_tests/schedules/
 only_mutate =
 {only}
 pytest_add_cli_args_test_selection =

@@ -1,0 +1,104 @@
+"""The recorded corpus ships with the package, so an installed check replays it too.
+
+``lockstep check`` plans the variants' "replay" and the core's "follow" modes from
+the corpus (`models_spec.corpus.CORPUS_DIR`); a corpus outside the installed
+packages would leave a non-editable ``pip install`` with a weaker check.  A wheel
+is built here from a copy of the project (setuptools' build backend, offline, the
+working tree untouched) and must hold every file of the corpus, the manifest
+included, where `CORPUS_DIR` points inside the package.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import models_spec
+from models_spec.corpus import CORPUS_DIR, MANIFEST
+
+ROOT = Path(__file__).resolve().parent.parent
+# What a wheel is built from (pyproject.toml's packages.find: src/ and models_spec/).
+BUILT_FROM = ("pyproject.toml", "README.md", "src", "models_spec")
+
+
+def _corpus_files() -> list[str]:
+    """Every corpus file, as its path inside an installed wheel (``/``-separated)."""
+    package_root = Path(models_spec.__file__).resolve().parent.parent
+    files = sorted(CORPUS_DIR.glob("*.json"))
+    assert CORPUS_DIR / MANIFEST in files
+    return [path.relative_to(package_root).as_posix() for path in files]
+
+
+def test_the_corpus_is_package_data_of_models_spec() -> None:
+    """`CORPUS_DIR` is a package of models_spec (found by packages.find) whose
+    package-data patterns in pyproject.toml match every corpus file."""
+    package = Path(models_spec.__file__).resolve().parent
+    assert CORPUS_DIR.is_relative_to(package)
+    assert (CORPUS_DIR / "__init__.py").is_file()
+    dotted = ".".join(CORPUS_DIR.relative_to(package.parent).parts)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"].get(dotted, [])
+    unmatched = [
+        path.name
+        for path in CORPUS_DIR.glob("*.json")
+        if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
+    ]
+    assert patterns, f"no package-data entry for {dotted} in pyproject.toml"
+    assert not unmatched, f"not package data of {dotted}: {unmatched}"
+
+
+def test_a_built_wheel_holds_every_corpus_file(tmp_path: Path) -> None:
+    """Every ``*.json`` of the corpus, MANIFEST.json included, is in the wheel."""
+    try:  # the build requirement; read without importing setuptools here
+        major = int(importlib.metadata.version("setuptools").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        major = 0
+    if major < 68:
+        pytest.skip("needs setuptools>=68 to build a wheel offline")
+    source, wheels = tmp_path / "source", tmp_path / "wheels"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for name in BUILT_FROM:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    wheels.mkdir()
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from setuptools import build_meta; "
+            "print(build_meta.build_wheel(sys.argv[1]))",
+            str(wheels),
+        ],
+        cwd=source,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    wheel = wheels / built.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    missing = [name for name in _corpus_files() if name not in names]
+    assert not missing, f"corpus files missing from the wheel (package-data): {missing}"
+
+
+def test_the_documented_path_still_names_the_corpus_in_a_checkout() -> None:
+    """``stateful_tests/schedules`` (README, older commands) links to `CORPUS_DIR`."""
+    link = ROOT / "stateful_tests" / "schedules"
+    assert link.is_symlink()
+    assert link.resolve() == CORPUS_DIR
+    assert (link / MANIFEST).is_file()
