@@ -38,11 +38,15 @@ __all__ = [
     "MANIFEST",
     "CorpusEntry",
     "load_corpus",
+    "missing_manifest",
     "write_manifest",
 ]
 
 CORPUS_DIR = Path(__file__).resolve().parent / "schedules"
-"""Where the corpus lives: the ``models_spec.schedules`` package data, installed or not."""
+"""Where the corpus lives: the ``models_spec.schedules`` package data, installed or not.
+
+Every ``directory`` argument below defaults to it, read when called (None), so that
+the whole module follows a test that points it elsewhere."""
 
 MANIFEST = "MANIFEST.json"
 
@@ -59,22 +63,26 @@ class CorpusEntry:
     label: str
     strategy: str
 
-    def path(self, directory: Path = CORPUS_DIR) -> Path:
+    def path(self, directory: Path | None = None) -> Path:
         """The schedule file's path."""
-        return directory / self.file
+        return _directory(directory) / self.file
 
-    def schedule(self, directory: Path = CORPUS_DIR) -> lockstep.Schedule:
+    def schedule(self, directory: Path | None = None) -> lockstep.Schedule:
         """The recorded schedule (raises lockstep.errors.ScheduleFormatError if corrupt)."""
         return lockstep.Schedule.load(self.path(directory))
+
+
+def _directory(directory: Path | None) -> Path:
+    return CORPUS_DIR if directory is None else directory
 
 
 def _order(entry: CorpusEntry) -> tuple[int, str]:
     return int(entry.bug.removeprefix("B")), entry.variant
 
 
-def load_corpus(directory: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
+def load_corpus(directory: Path | None = None) -> dict[str, CorpusEntry]:
     """The manifest's entries by variant name, in bug order ({} without a manifest)."""
-    manifest = directory / MANIFEST
+    manifest = _directory(directory) / MANIFEST
     if not manifest.exists():
         return {}
     data: dict[str, dict[str, Any]] = json.loads(manifest.read_text(encoding="utf-8"))
@@ -82,12 +90,23 @@ def load_corpus(directory: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
     return {entry.variant: entry for entry in sorted(entries, key=_order)}
 
 
-def write_manifest(entries: dict[str, CorpusEntry], directory: Path = CORPUS_DIR) -> Path:
+def missing_manifest(directory: Path | None = None) -> Path | None:
+    """The manifest's path when it does not exist, else None.
+
+    Then `load_corpus` is {} and ``lockstep check`` plans neither the variants'
+    "replay" nor the core's "follow" mode (`models_spec.suite.corpus_warning` says so).
+    """
+    manifest = _directory(directory) / MANIFEST
+    return None if manifest.exists() else manifest
+
+
+def write_manifest(entries: dict[str, CorpusEntry], directory: Path | None = None) -> Path:
     """Write ``MANIFEST.json`` (sorted by bug number, then variant name)."""
     data = {
         e.variant: {k: v for k, v in attrs.asdict(e).items() if k != "variant"}
         for e in sorted(entries.values(), key=_order)
     }
+    directory = _directory(directory)
     path = directory / MANIFEST
     directory.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -350,9 +350,12 @@ class RunSummary:
     workers: int
     output_dir: Path
     interrupted: bool
+    # What this run could not do and how to fix it, a line each (suite.corpus_warning).
+    warnings: tuple[str, ...] = ()
 
     def closing_lines(self) -> list[str]:
-        """The last lines of the report: counts of this run only, and where its files are."""
+        """The last lines of the report: counts of this run only, what it could not do
+        (its `warnings`, printed even with ``--quiet``), and where its files are."""
         counts: dict[str, int] = {}
         for cell in self.cells:
             counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
@@ -370,6 +373,7 @@ class RunSummary:
                 f"INTERRUPTED after {len(self.cells)} of {self.selected} cell(s): the table "
                 "and the counts above are partial"
             )
+        lines.extend(self.warnings)
         bad = sum(1 for c in self.cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED"))
         caught = sum(1 for c in self.cells if c.verdict == "CAUGHT")
         saved = [

@@ -18,7 +18,9 @@ scenarios, then seeded random ones):
   runs that strategy on every variant whatever it declares).  A variant whose
   recorded schedule is replayed keeps its searches' failures as found, not
   shrunk: the replay already shows the bug minimally, and the searches only
-  say whether they catch it;
+  say whether they catch it.  Without the corpus (`models_spec.corpus`:
+  package data) no "replay" or "follow" mode runs, and the closing lines
+  say so (`corpus_warning`);
 * with ``--target module:factory``: every scenario against that adapter
   (`models_spec.adapter.load_adapter`) with every search strategy; no
   variants.  ``--target module`` checks every adapter the module lists in
@@ -76,7 +78,7 @@ from models_spec.check import (
     module_label,
     replay_scenario,
 )
-from models_spec.corpus import load_corpus
+from models_spec.corpus import load_corpus, missing_manifest
 from models_spec.report import (
     RunSummary,
     case_result,
@@ -100,6 +102,7 @@ __all__ = [
     "ModeResult",
     "ModelManagerSuite",
     "adapter_for",
+    "corpus_warning",
     "exit_status",
     "expected_cost",
     "factory_path",
@@ -757,6 +760,26 @@ def _i15_summary(cells: Sequence[Cell]) -> list[str]:
     ]
 
 
+def corpus_warning(options: SuiteOptions) -> str:
+    """The line a run prints when it needs the recorded corpus and has none ("" otherwise).
+
+    Without the corpus's ``MANIFEST.json`` (`models_spec.corpus`) `plan_jobs` plans no
+    "replay" mode for the variants and no "follow" mode for the core: the check still
+    runs, with fewer executions, and must say so rather than pass as if it were whole.
+    A ``--target`` run replays no corpus.
+    """
+    manifest = missing_manifest() if options.target is None else None
+    if manifest is None:
+        return ""
+    return (
+        f"WARNING: the recorded schedule corpus is missing ({manifest} does not exist): "
+        "the known-bug variants' 'replay' and the core's 'follow' modes were skipped, so "
+        "this check ran fewer executions than a complete one. Install the package with "
+        "its data (models_spec/schedules/*.json), or record the corpus in a source "
+        "checkout: python3 -m models_spec.record_corpus"
+    )
+
+
 def exit_status(cells: Sequence[Cell]) -> int:
     """1 when any cell is CORE-FAIL, FAIL, ESCAPED or ERROR, else 0."""
     return EXIT_FAILURE if any(c.bad for c in cells) else EXIT_OK
@@ -815,6 +838,7 @@ class ModelManagerSuite:
             catalogue=self.catalogue,
         )
         planned = len(jobs)
+        warning = corpus_warning(options)  # read as the jobs were planned
         if options.shard is not None:
             jobs = options.shard.select(jobs)
         if options.stall_diagnosis is not None:
@@ -842,6 +866,7 @@ class ModelManagerSuite:
             workers=max(1, options.jobs),
             output_dir=Path(options.output_dir or DEFAULT_OUTPUT_DIR),
             interrupted=interrupted,
+            warnings=(warning,) if warning else (),
         )
         if not options.quiet:
             print(render_table(cells), file=out)

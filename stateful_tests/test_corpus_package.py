@@ -1,17 +1,20 @@
-"""The recorded corpus ships with the package, so an installed check replays it too.
+"""The recorded corpus ships with the package, and a check without it says so.
 
 ``lockstep check`` plans the variants' "replay" and the core's "follow" modes from
 the corpus (`models_spec.corpus.CORPUS_DIR`); a corpus outside the installed
 packages would leave a non-editable ``pip install`` with a weaker check.  A wheel
 is built here from a copy of the project (setuptools' build backend, offline, the
 working tree untouched) and must hold every file of the corpus, the manifest
-included, where `CORPUS_DIR` points inside the package.
+included, where `CORPUS_DIR` points inside the package.  A check that finds no
+corpus all the same (no manifest) runs without those modes and says so in its
+closing lines, rather than passing as if it were whole.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
+import io
 import os
 import shutil
 import subprocess
@@ -23,7 +26,10 @@ from pathlib import Path
 import pytest
 
 import models_spec
+import models_spec.corpus as corpus_module
+from lockstep.suites import SuiteOptions
 from models_spec.corpus import CORPUS_DIR, MANIFEST
+from models_spec.suite import ModelManagerSuite, corpus_warning, plan_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a wheel is built from (pyproject.toml's packages.find: src/ and models_spec/).
@@ -102,3 +108,47 @@ def test_the_documented_path_still_names_the_corpus_in_a_checkout() -> None:
     assert link.is_symlink()
     assert link.resolve() == CORPUS_DIR
     assert (link / MANIFEST).is_file()
+
+
+# A named scenario with a corpus schedule (followed on the core, replayed on its variant).
+SCENARIO = "B7-duplicate-lru-entries"
+CORPUS_MODES = {"replay", "follow"}
+
+
+def _planned_modes(options: SuiteOptions) -> set[str]:
+    jobs = plan_jobs(options, scenarios=(SCENARIO,), core_depths=(0,))
+    return {mode for job in jobs for mode in job.modes}
+
+
+def test_a_check_without_the_corpus_says_what_it_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No manifest where the corpus should be: no replay/follow mode is planned, and
+    the run's closing lines (printed even with --quiet) name what was skipped, where
+    the manifest was looked for and how to get it back."""
+    options = SuiteOptions(budget=2, jobs=1, output_dir=tmp_path / "report", quiet=True)
+    assert _planned_modes(options) >= CORPUS_MODES
+    assert corpus_warning(options) == ""
+
+    empty = tmp_path / "no-corpus"
+    empty.mkdir()
+    monkeypatch.setattr(corpus_module, "CORPUS_DIR", empty)
+    assert not CORPUS_MODES & _planned_modes(options)
+    stream = io.StringIO()
+    suite = ModelManagerSuite(stream=stream, scenarios=(SCENARIO,), core_depths=(0,))
+    assert suite.run(options) == 0, stream.getvalue()
+    warnings = [line for line in stream.getvalue().splitlines() if "corpus" in line]
+    assert warnings == [corpus_warning(options)]
+    (warning,) = warnings
+    assert warning.startswith("WARNING: the recorded schedule corpus is missing")
+    assert str(empty / MANIFEST) in warning
+    assert "'replay'" in warning
+    assert "'follow'" in warning
+    assert "python3 -m models_spec.record_corpus" in warning
+
+
+def test_a_target_run_needs_no_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--target`` runs replay no corpus: nothing is missing, nothing is said."""
+    monkeypatch.setattr(corpus_module, "CORPUS_DIR", tmp_path)
+    assert corpus_warning(SuiteOptions()) != ""
+    assert corpus_warning(SuiteOptions(target="mymodule:Adapter")) == ""
