@@ -718,7 +718,12 @@ def check_i17(states: Sequence[Any] | None) -> None:
     """
     if states is None:
         raise InvariantSkipped("I17", "not inside a lockstep run")
+    moving = bounded = False  # some thread runnable or due; some wait bounded
     for state in states:
+        if state.runnable or state.due:
+            moving = True
+        elif state.bounded:
+            bounded = True
         if state.lost_wakeup:
             end = "time out" if state.bounded else "never end"
             _fail(
@@ -728,12 +733,7 @@ def check_i17(states: Sequence[Any] | None) -> None:
                 f"can only {end}",
                 thread=state.name,
             )
-    if (
-        states
-        and not any(s.runnable or s.due for s in states)
-        and any(s.bounded for s in states)
-        and not all(s.daemon for s in states)
-    ):
+    if not moving and bounded and not all(s.daemon for s in states):
         table = "; ".join(f"{s.name}: {s.waiting_for or 'runnable'}" for s in states)
         _fail(
             "I17",

@@ -311,6 +311,9 @@ class Run:
         #: Control came back to the controller (teardown may still be running).
         self.over = False
         self.in_invariant = False
+        # The indices of the threads that can run, while the invariants of a step run
+        # (what _decide found: lowlevel.thread_states reuses it); None otherwise.
+        self.enabled_now: list[int] | None = None
         self.leaked = 0
         self._done = _thread.allocate_lock()
         self._done.acquire()
@@ -652,13 +655,13 @@ class Run:
             if len(choices) == 1 and current is not None and choices[0] is current.run_choice
             else self.invariants
         )
-        if (
-            invariants
-            and current is not None
-            and self._at_rest()
-            and not self._check_invariants(current, invariants)
-        ):
-            return None
+        if invariants and current is not None and self._at_rest():
+            self.enabled_now = enabled
+            try:
+                if not self._check_invariants(current, invariants):
+                    return None
+            finally:
+                self.enabled_now = None
         if not running:
             return None  # every non-daemon thread finished: the execution is complete
         if not choices:

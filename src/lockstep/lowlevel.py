@@ -138,6 +138,9 @@ def _lost_wakeup(run: Run, t: LogicalThread, runnable: dict[LogicalThread, bool]
 
 
 _new_state = fast_constructor(ThreadState)  # built for every live thread at every step
+# The state of a runnable thread, by (name, daemon): the same at every step it runs.
+_ready_states: dict[tuple[str, bool], ThreadState] = {}
+_READY_STATES_KEPT = 1024
 
 
 def thread_states() -> tuple[ThreadState, ...] | None:
@@ -154,13 +157,25 @@ def thread_states() -> tuple[ThreadState, ...] | None:
         return None
     run = lt.run
     live = [t for t in run.threads if not t.finished]
-    runnable = {t: _runnable(t) for t in live}
+    enabled = run.enabled_now  # the scheduler's answer for this step, while it is current
+    if enabled is None:
+        runnable = {t: _runnable(t) for t in live}
+    else:
+        runnable = {t: t.index in enabled for t in live}
     states = []
     make = _new_state
+    ready = _ready_states
     for t in live:
         if runnable[t]:
-            # A runnable thread waits for nothing (and so has no lost wake-up).
-            states.append(make(t.name, t.daemon, True, "", False, False, False))
+            # A runnable thread waits for nothing (and so has no lost wake-up): one
+            # (frozen) state per name, built once.
+            state = ready.get((t.name, t.daemon))
+            if state is None:
+                if len(ready) >= _READY_STATES_KEPT:
+                    ready.clear()
+                state = make(t.name, t.daemon, True, "", False, False, False)
+                ready[t.name, t.daemon] = state
+            states.append(state)
             continue
         pending = t.pending
         waiting = "" if pending is None else f"{pending.kind} {pending.label}"

@@ -71,12 +71,11 @@ class ManagerStatistics:
     def __add__(self, other: ManagerStatistics) -> ManagerStatistics:
         """Field-wise sum (used to merge a decorator's counters into its inner's)."""
         return ManagerStatistics(
-            **{
-                field.name: getattr(self, field.name) + getattr(other, field.name)
-                for field in attrs.fields(ManagerStatistics)
-            }
+            **{name: getattr(self, name) + getattr(other, name) for name in _FIELD_NAMES}
         )
 
+
+_FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in attrs.fields(ManagerStatistics))
 
 COUNTER_NAMES: frozenset[str] = frozenset(
     field.name for field in attrs.fields(ManagerStatistics) if field.name != "lifecycle_entries"
@@ -111,7 +110,7 @@ class Counters:
         ``extra`` adds counts kept elsewhere (e.g. a manager's warm hits, kept
         under its state lock so the warm path takes one lock, not two).
         """
-        values = dict(self._values)
+        values = self._values.copy()
         for name, amount in extra.items():
             if name not in COUNTER_NAMES:
                 raise KeyError(name)

@@ -154,3 +154,31 @@ def test_every_thread_blocked_only_timeouts_left() -> None:
 def test_outside_a_run_there_is_no_state() -> None:
     """None outside an execution, like current_step."""
     assert lowlevel.thread_states() is None
+
+
+def test_the_states_an_invariant_sees_equal_those_computed_afresh() -> None:
+    """Inside the scheduler's invariants thread_states reuses which threads it found
+    runnable (and one state object per runnable thread); every answer must equal the
+    one computed from the threads' own predicates, on both drain scenarios."""
+    compared: list[int] = []
+
+    def compare() -> None:
+        run = lockstep._runtime.current_logical_thread().run  # type: ignore[union-attr]
+        reused = lowlevel.thread_states()
+        assert run.enabled_now is not None  # the scheduler's answer is in use here
+        saved, run.enabled_now = run.enabled_now, None
+        try:
+            fresh = lowlevel.thread_states()
+        finally:
+            run.enabled_now = saved
+        assert reused == fresh
+        compared.append(1)
+
+    for notify_all in (True, False):
+
+        def scenario(notify_all: bool = notify_all) -> None:
+            lockstep.add_invariant(compare)
+            _two_drains(notify_all=notify_all, seen=[])()
+
+        lockstep.explore(scenario, strategy=RandomStrategy(seed=3), budget=30)
+    assert len(compared) > 100
