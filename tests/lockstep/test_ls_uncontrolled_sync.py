@@ -240,3 +240,28 @@ def test_a_multiprocessing_lock_is_named() -> None:
 
     race = _race(_two_writers(add))
     assert race.uncontrolled[0].startswith("a real multiprocessing.Lock `lock`, reached from")
+
+
+def test_a_primitive_owned_by_another_module_s_object_names_that_module() -> None:
+    """The thread reaches the real lock through an object whose class lives in an
+    unpatched module: that module, not the reaching frame's, is the one to patch."""
+
+    def scenario() -> None:
+        counter = watch(import_time_lock_module.Counter())  # not patched: its lock is real
+
+        def bump() -> None:
+            counter.value += 1
+
+        threads = [lockstep.spawn(bump) for _ in range(2)]
+        for t in threads:
+            t.join()
+
+    race = _race(scenario)
+    owned = [found for found in race.uncontrolled if "`counter._lock`" in found]
+    assert owned, race.uncontrolled
+    assert owned[0].endswith(
+        "; it is an attribute of a tests.lockstep.samples.import_time_lock_module.Counter, "
+        "so module tests.lockstep.samples.import_time_lock_module likely creates it"
+    ), owned[0]
+    # Reached through a variable of the frame's own module: no owner is named.
+    assert all("attribute of a" not in found for found in race.uncontrolled if found not in owned)

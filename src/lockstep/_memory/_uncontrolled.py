@@ -78,11 +78,11 @@ def uncontrolled_near(frame: FrameType | None) -> tuple[str, ...]:
     while frame is not None and depth < _MAX_FRAMES:
         code = frame.f_code
         if not is_skipped_code(code) and not _harness(frame.f_globals):
-            for name, value in _reachable(frame):
+            for name, value, owner in _reachable(frame):
                 if id(value) in seen:
                     continue
                 seen.add(id(value))
-                found = _describe(value, name, frame)
+                found = _describe(value, name, frame, owner)
                 if found is not None:
                     (held if found[1] else other).append(found[0])
         frame = frame.f_back
@@ -90,27 +90,28 @@ def uncontrolled_near(frame: FrameType | None) -> tuple[str, ...]:
     return tuple((held + other)[:_MAX_FOUND])
 
 
-def _reachable(frame: FrameType) -> list[tuple[str, Any]]:
-    """(how the code names it, value) for what the frame reaches (module docstring)."""
+def _reachable(frame: FrameType) -> list[tuple[str, Any, Any]]:
+    """(how the code names it, value, the object whose attribute it is or None) for
+    what the frame reaches (module docstring)."""
     try:
         local_vars = dict(frame.f_locals)
     except Exception:  # a frame whose locals cannot be read: nothing from it
         local_vars = {}
-    level: list[tuple[str, Any]] = list(local_vars.items())
+    level: list[tuple[str, Any, Any]] = [(name, value, None) for name, value in local_vars.items()]
     globals_ = frame.f_globals
     level.extend(
-        (name, globals_[name])
+        (name, globals_[name], None)
         for name in frame.f_code.co_names
         if name not in local_vars and name in globals_
     )
     pairs = list(level)
     for _ in range(_LEVELS):
-        deeper: list[tuple[str, Any]] = []
-        for name, value in level:
+        deeper: list[tuple[str, Any, Any]] = []
+        for name, value, _owner in level:
             if len(pairs) + len(deeper) >= _MAX_VALUES:
                 break
             attributes = _attributes(value)
-            deeper.extend((f"{name}.{attr}", inner) for attr, inner in attributes)
+            deeper.extend((f"{name}.{attr}", inner, value) for attr, inner in attributes)
         pairs.extend(deeper)
         level = deeper
     return pairs[:_MAX_VALUES]
@@ -156,8 +157,13 @@ def _is_lockstep_object(value: Any) -> bool:
     return found is not None and _harness(getattr(found, "__dict__", None))
 
 
-def _describe(value: Any, name: str, frame: FrameType) -> tuple[str, bool] | None:
-    """The phrase naming ``value`` when it is a real primitive, and whether it is held."""
+def _describe(value: Any, name: str, frame: FrameType, owner: Any) -> tuple[str, bool] | None:
+    """The phrase naming ``value`` when it is a real primitive, and whether it is held.
+
+    ``owner``: the object whose attribute it is (None for a variable). When that
+    object's class comes from another module than the frame's, the phrase names it:
+    that module usually created the primitive, and it is the one to patch.
+    """
     kind = type(value)
     if not isinstance(value, _REAL):
         if getattr(kind, "__module__", None) != "multiprocessing.synchronize":
@@ -168,12 +174,20 @@ def _describe(value: Any, name: str, frame: FrameType) -> tuple[str, bool] | Non
     held = _held(value)
     code = frame.f_code
     module = frame.f_globals.get("__name__", "?")
-    return (
+    phrase = (
         f"a real {label} `{name}`{' (held)' if held else ''}, reached from "
         f"{getattr(code, 'co_qualname', code.co_name)} at {code.co_filename}:{frame.f_lineno} "
-        f"(module {module})",
-        held,
+        f"(module {module})"
     )
+    owner_class = type(owner) if owner is not None else None
+    owner_module = getattr(owner_class, "__module__", None)
+    if isinstance(owner_module, str) and owner_module != module:
+        qualname = getattr(owner_class, "__qualname__", "?")
+        phrase += (
+            f"; it is an attribute of a {owner_module}.{qualname}, so module "
+            f"{owner_module} likely creates it"
+        )
+    return phrase, held
 
 
 def _held(value: object) -> bool:
