@@ -393,13 +393,17 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     * A container: a tracked equivalent to use in its place (a copy for a builtin
       class; for a Python subclass, the same object).
 
-    Every tracked access is a switch point (Random, PCT, DFS, Hypothesis switch
-    there; DPOR treats two accesses to one location, at least one a write, as
-    dependent) and is checked by the happens-before race detector when
-    ``explore(races=True)`` (the default; then an attribute's reads are recorded
-    from its first write in the execution on, and an execution that writes one
-    read before runs again recording them: ``docs/races.md``, "What checking
-    costs"). Outside an execution ``watch`` returns
+    With ``explore(races=False)`` every tracked access is a switch point (Random,
+    PCT, DFS, Hypothesis switch there; DPOR treats two accesses to one location, at
+    least one a write, as dependent). With ``races=True`` (the default) accesses are
+    checked by the happens-before race detector instead, and only the writes and
+    lock-free reads of locations declared ``racy`` are switch points (an attribute's
+    reads are recorded from its first write in the execution on, and an execution
+    that writes one read before runs again recording them: ``docs/races.md``, "What
+    checking costs"). A known gap: two unordered writes to *different* keys of one
+    container are neither a race nor reordered by DPOR, although the container's
+    order depends on them (``tests/lockstep/test_ls_known_gaps.py``). Outside an
+    execution ``watch`` returns
     ``x`` unchanged. Watching lasts for the current execution: at its end instances
     get their class back (see ``docs/races.md``).
 
