@@ -9,8 +9,10 @@ component for its thread):
 
 * a slot read conflicts with writes of the slot and whole-container writes;
 * a slot write conflicts with reads and writes of the slot and with
-  whole-container reads and writes (not with writes of *other* keys: each dict
-  operation is atomic; DPOR still explores their orders);
+  whole-container reads and writes; with a write of *another* key only when both
+  change the container's key order (an *order race*: two inserts, an insert and a
+  ``move_to_end``, a set's insert and removal; ``lockstep._memory._state.
+  changes_order`` says which writes do), since iteration depends on their order;
 * a whole-container read (``len``, iteration) conflicts with every write to the
   container; a whole-container write with every access to it;
 * ``move_to_end(k)`` reads k and writes the order (conflicts with whole reads
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["Entered", "RaceDetector"]
 
 _getframe = sys._getframe
+_REMOVALS = frozenset({"discard", "remove"})  # a set's removals (lockstep._memory._state)
 
 # One recorded access (what a later conflicting access is compared with), a tuple:
 # (thread, epoch, slot, write, reorder, op, site, position, thread name), where
@@ -67,7 +70,7 @@ Entered = tuple["LogicalThread", "Shadow", Hashable, bool, str, bool, int, Site,
 class _Target:
     """The access history of one watched object or container."""
 
-    __slots__ = ("r_all", "r_any", "reads", "seen", "w_all", "w_any", "writes")
+    __slots__ = ("o_ins", "o_rem", "r_all", "r_any", "reads", "seen", "w_all", "w_any", "writes")
 
     def __init__(self) -> None:
         # (thread, slot, write, reorder) -> the epoch of its last check: the same
@@ -81,6 +84,33 @@ class _Target:
         self.r_all: dict[int, _Record] = {}
         self.w_any: dict[int, _Record] = {}
         self.r_any: dict[int, _Record] = {}
+        # Each thread's last access that changed the key order (an insert or a
+        # move_to_end; a set's removals apart, in o_rem: two removals commute).
+        self.o_ins: dict[int, _Record] = {}
+        self.o_rem: dict[int, _Record] = {}
+
+    def reordering(
+        self, slot: Hashable, removal: bool, t: int, clock: VectorClock
+    ) -> list[_Record]:
+        """The recorded order changes of *other* keys that do not happen before this
+        one (an insert, a move_to_end or a set's removal of ``slot``): their order
+        decides the container's iteration order. Two removals commute; a change of the
+        same key is a conflict of that key, which :meth:`racing` reports."""
+        found: list[_Record] = []
+        n = len(clock)
+        for records in (self.o_ins,) if removal else (self.o_ins, self.o_rem):
+            for rec in records.values():
+                u = rec[0]
+                if u != t and rec[2] != slot and (u >= n or rec[1] > clock[u]):
+                    found.append(rec)
+        return found
+
+    def record_order(self, rec: _Record, removal: bool) -> None:
+        """Keep ``rec``, an order change, as its thread's latest of its kind."""
+        if removal:
+            self.o_rem[rec[0]] = rec
+        else:
+            self.o_ins[rec[0]] = rec
 
     def racing(  # noqa: PLR0917 - the access's fields, unboxed on the hot path
         self, slot: Hashable, whole: bool, write: bool, reorder: bool, t: int, clock: VectorClock
@@ -386,6 +416,10 @@ class RaceDetector:
         if not attr:
             whole = slot is WHOLE
             racing = target.racing(slot, whole, write, reorder, t, clock)
+            if reorder and not whole:
+                removal = op in _REMOVALS
+                racing += target.reordering(slot, removal, t, clock)
+                target.record_order(rec, removal)
             if racing:
                 self._report(lt, shadow, rec, racing)
             target.record(rec, slot, whole, write, reorder)
@@ -466,6 +500,10 @@ class RaceDetector:
         rec: _Record = (t, epoch, slot, write, reorder, op, site, position, lt.name)
         whole = slot is WHOLE
         racing = target.racing(slot, whole, write, reorder, t, clock)
+        if reorder and not whole:
+            removal = op in _REMOVALS
+            racing += target.reordering(slot, removal, t, clock)
+            target.record_order(rec, removal)
         if racing:
             self._report(lt, shadow, rec, racing)
         target.record(rec, slot, whole, write, reorder)
@@ -493,16 +531,21 @@ class RaceDetector:
         """Fail the run with the first race of ``rec`` with ``racing`` that was not declared."""
         access = _access(shadow, rec)
         for other in racing:
-            if _intended(shadow, access, other):
+            order = _order_race(rec, other)
+            if order:
+                if shadow.benign_reason(WHOLE) is not None:
+                    continue  # a declared container's writes are switch points: explored
+            elif _intended(shadow, access, other):
                 self._check_explored(shadow, rec, other)
                 continue
             first = _access(shadow, other)
             uncontrolled = self._uncontrolled()
             race = DataRace(
-                access.location_text(),
+                f"the key order of {shadow.name}" if order else access.location_text(),
                 _side(self.run, first, other),
                 _side(self.run, access, rec),
                 uncontrolled,
+                order=order,
             )
             ordering = (
                 "with nothing lockstep controls ordering the two (unproven: the thread can "
@@ -511,12 +554,23 @@ class RaceDetector:
                 if uncontrolled
                 else "with nothing ordering the two"
             )
+            if order:
+                sides = (
+                    f"thread {other[0]}:{other[8]} {_order_verb(other)} "
+                    f"{first.location_text()} ({first.op}) at {race.first.code} and thread "
+                    f"{rec[0]}:{lt.name} {_order_verb(rec)} {access.location_text()} "
+                    f"({access.op}) at {race.second.code}"
+                )
+                ordering += ", so the container's iteration order depends on which ran first"
+            else:
+                sides = (
+                    f"thread {other[0]}:{other[8]} {first.mode}s it ({first.op}) at "
+                    f"{race.first.code} and thread {rec[0]}:{lt.name} {access.mode}s it "
+                    f"({access.op}) at {race.second.code}"
+                )
             self.run.fail(
                 "data-race",
-                f"data race on {race.location}: thread {other[0]}:{other[8]} "
-                f"{first.mode}s it ({first.op}) at {race.first.code} and thread "
-                f"{rec[0]}:{lt.name} {access.mode}s it ({access.op}) at {race.second.code} "
-                f"{ordering}",
+                f"data race on {race.location}: {sides} {ordering}",
                 thread=lt,
                 race=race,
             )
@@ -533,6 +587,20 @@ class RaceDetector:
             return uncontrolled_near(_getframe(2))
         finally:
             memory.busy = busy
+
+
+def _order_race(rec: _Record, other: _Record) -> bool:
+    """Whether two racing container records are two order changes of *different* keys
+    (every other conflict is on one slot, or one side is the whole container)."""
+    return rec[2] is not WHOLE and other[2] is not WHOLE and rec[2] != other[2]
+
+
+def _order_verb(rec: _Record) -> str:
+    """What an order change did, as a verb: inserts, moves (move_to_end), removes."""
+    op = rec[5]
+    if op == "move_to_end":
+        return "moves"
+    return "removes" if op in _REMOVALS else "inserts"
 
 
 def _was_skipped(

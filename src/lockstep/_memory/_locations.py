@@ -16,10 +16,11 @@ it touches and whether it reads or writes:
 Two consumers read it. DPOR's dependency relation uses :attr:`Access.footprint`
 (abstract cells read and written; two steps conflict when one writes a cell the
 other reads or writes); the race detector uses the same fields for its
-location rules (``_detector``). The two differ on one point only: writes to two
-different keys of one dict are *dependent* for DPOR (each may insert, and
-insertion order is observable by iteration) but are not a data race (each
-single dict operation is atomic in CPython).
+location rules (``_detector``). Writes to two different keys of one dict are
+*dependent* for DPOR (each may insert, and insertion order is observable by
+iteration); for the detector they race only when both change the key order
+(inserts, ``move_to_end``, a set's removals: an *order race*), since a write of
+a present key or a dict's deletion commutes with the other key's insert.
 """
 
 from __future__ import annotations

@@ -53,7 +53,13 @@ class RaceAccess:
 @attrs.frozen(slots=True)
 class DataRace:
     """Two accesses to one watched location, at least one a write, with no
-    happens-before order between them (``first`` happened first in this trace)."""
+    happens-before order between them (``first`` happened first in this trace).
+
+    ``order``: the two change the key order of one container through *different*
+    keys (two inserts, a ``move_to_end`` and an insert, a set's insert and removal):
+    each is atomic, but which ran first decides the order iteration sees;
+    ``location`` then names the container's key order.
+    """
 
     location: str
     first: RaceAccess
@@ -61,6 +67,7 @@ class DataRace:
     # Real (uncontrolled) primitives the second access's thread could reach, one phrase
     # each (lockstep._memory._uncontrolled): when there are any, the race is unproven.
     uncontrolled: tuple[str, ...] = ()
+    order: bool = False
 
     @property
     def steps(self) -> tuple[int, ...]:
@@ -101,6 +108,19 @@ class DataRace:
                 "`patch_modules()` of a `lockstep check` adapter; a lock created at import "
                 "time must be created again after patching) and run again: lockstep then "
                 "sees that synchronisation and reports a race only if there is one."
+            )
+            return "\n".join(lines)
+        if self.order:
+            lines.append(
+                "Nothing orders the two accesses: no lock, condition, event, semaphore, "
+                "queue, barrier or join between them. Each is atomic, but they change the "
+                "container's key order, so what iterates it later (a loop, list(), an LRU "
+                "eviction, popitem) sees an order that depends on which ran first. Guard "
+                "both with the same lock, or, if no code depends on that order, declare "
+                "the container intentionally racy: `__benign_races__ = {attribute: reason}` "
+                "on the class that holds it, or `lockstep.watch(obj, racy={attribute: "
+                "reason})`; its writes are then switch points and every search explores "
+                "both orders."
             )
             return "\n".join(lines)
         lines.append(

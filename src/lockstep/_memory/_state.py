@@ -65,6 +65,36 @@ Shape = Literal["attr", "keyed", "seq"]
 _PLAIN_KEYS = (str, int, float, complex, bytes)
 _PLAIN_TYPES = frozenset(_PLAIN_KEYS)  # exactly these types (not subclasses): keys as they are
 
+# Keyed writes that may change a container's key order (see changes_order).
+_INSERTS = frozenset({"[]=", "setdefault", "[]", "add"})
+_REMOVALS = frozenset({"discard", "remove"})  # a set's removals (a dict's commute with inserts)
+_ORDER_OPS = _INSERTS | _REMOVALS
+
+
+def changes_order(obj: object, key: object, op: str) -> bool:
+    """Whether the keyed write ``op`` of ``key`` (about to run) changes ``obj``'s key
+    order: it inserts a key that is absent now (a dict's or a set's), or removes a
+    present element from a set (a set's iteration order depends on its history of
+    insertions and removals). A dict's deletions, and writes of a present key, leave
+    the order of the other keys as it is, so they commute with another key's insert.
+
+    The race detector reports two such writes of one container by different threads
+    that nothing orders, since iteration then depends on which ran first. ``key``
+    must be hashable without reading watched state (the caller ensures it).
+    """
+    if op not in _ORDER_OPS:
+        return False
+    try:
+        if isinstance(obj, dict):
+            present = dict.__contains__(obj, key)
+        elif isinstance(obj, set):
+            present = set.__contains__(obj, key)
+        else:
+            return False
+    except TypeError:  # unhashable: the operation itself raises
+        return False
+    return present if op in _REMOVALS else not present
+
 
 class Shadow:
     """What lockstep knows about one watched object or container in one execution.
@@ -237,14 +267,27 @@ class MemoryState:
         else:
             stable = self._stable_slot(slot)
         detector = self.detector
+        # What the race detector is told: does the access change the container's key
+        # order (``changes_order``)? Inside a method the class overrides in Python the
+        # key's presence may change before the storage is reached: assume it does.
+        order = reorder
+        if write and detector is not None and stable is not WHOLE and op in _ORDER_OPS:
+            if defer:
+                order = True
+            else:
+                busy, self.busy = self.busy, True  # a key's __eq__ may read watched state
+                try:
+                    order = changes_order(shadow.obj, slot, op)
+                finally:
+                    self.busy = busy
         benign = shadow.benign
         if detector is not None and (
             not benign or (shape == "attr" and type(benign) is dict and stable not in benign)
         ):
             # Races are reported and this location is not declared racy: not a switch point.
             if defer:
-                return detector.entered(lt, shadow, stable, write, op, reorder, depth + 1)
-            detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
+                return detector.entered(lt, shadow, stable, write, op, order, depth + 1)
+            detector.check(lt, shadow, stable, write, op, order, depth + 1)
             return None
         access: Access | None = None
         if detector is None or _explored(self, detector, lt, shadow, stable, write or reorder):
@@ -269,8 +312,8 @@ class MemoryState:
                 self._last = (run.step, lt, access, frame, lasti)
         if detector is not None:
             if defer:
-                return detector.entered(lt, shadow, stable, write, op, reorder, depth + 1)
-            detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
+                return detector.entered(lt, shadow, stable, write, op, order, depth + 1)
+            detector.check(lt, shadow, stable, write, op, order, depth + 1)
         return None
 
     def leave(self, entered: Entered | None) -> None:
@@ -441,10 +484,19 @@ def hook(obj: object, write: bool, slot: object, op: str, reorder: bool = False)
         # MemoryState.access for a container access that is not a switch point
         # (inlined: every tracked container method comes here).
         whole = shadow.shape == "seq" or slot is WHOLE
-        if whole or type(slot) in _PLAIN_TYPES:
+        if whole:
             if write or reorder:
                 memory.writes += 1
-            detector.check(lt, shadow, WHOLE if whole else slot, write, op, reorder, 2)
+            detector.check(lt, shadow, WHOLE, write, op, reorder, 2)
+            return
+        if type(slot) in _PLAIN_TYPES:
+            if write:
+                memory.writes += 1
+                if op in _ORDER_OPS:
+                    reorder = changes_order(obj, slot, op)
+            elif reorder:
+                memory.writes += 1
+            detector.check(lt, shadow, slot, write, op, reorder, 2)
             return
     memory.access(lt, shadow, write, slot, op, reorder, 2)
 

@@ -400,11 +400,10 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     lock-free reads of locations declared ``racy`` are switch points (an attribute's
     reads are recorded from its first write in the execution on, and an execution
     that writes one read before runs again recording them: ``docs/races.md``, "What
-    checking costs"). A known gap: two unordered writes to *different* keys of one
-    container are neither a race nor reordered by DPOR, although the container's
-    order depends on them (``tests/lockstep/test_ls_known_gaps.py``). Outside an
-    execution ``watch`` returns
-    ``x`` unchanged. Watching lasts for the current execution: at its end instances
+    checking costs"). Two unordered changes of one container's key order through
+    different keys (two inserts, two ``move_to_end``, a set's insert and removal)
+    are a race too: each is atomic, but iteration depends on which ran first
+    (``DataRace.order``). Outside an execution ``watch`` returns ``x`` unchanged. Watching lasts for the current execution: at its end instances
     get their class back (see ``docs/races.md``).
 
     ``racy`` declares locations read without a lock on purpose: a read racing with
