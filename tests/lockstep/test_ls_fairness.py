@@ -157,3 +157,53 @@ def test_the_trace_marks_running_on_after_a_sleep_while_another_could_run() -> N
     sleep = next(i for i, s in enumerate(fair_steps) if s.op.kind == "sleep")
     assert fair_steps[sleep + 1].thread == 1
     assert fair.failure.trace.preemptions == 0
+
+
+def _sleep_instead_of_join(wait: str) -> Callable[[], None]:
+    """The main thread starts a worker, waits 5 s, then checks the worker ran. A sleep
+    is not synchronisation: real threads may run the check first, so this has a bug."""
+
+    def scenario() -> None:
+        box = lockstep.watch(Box())
+        lock = ls_threading.Lock()
+
+        def worker() -> None:
+            with lock:
+                box.done = True
+
+        t = ls_threading.Thread(target=worker)
+        t.start()
+        if wait == "sleep":
+            ls_time.sleep(5)
+        else:
+            ls_threading.Event().wait(5)
+        with lock:
+            assert box.done, "the worker had not run"
+        t.join()
+
+    return scenario
+
+
+STRATEGIES_WITHOUT_TIMEOUTS: dict[str, Callable[[], Any]] = {
+    "dpor": lambda: DporStrategy(timeouts=False),
+    "dfs": lambda: DFSStrategy(timeouts=False),
+    "random": lambda: RandomStrategy(seed=0, timeouts=False),
+    "pct": lambda: PCTStrategy(seed=0, timeouts=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES_WITHOUT_TIMEOUTS))
+def test_timeouts_false_holds_timed_waits_but_not_sleeps(name: str) -> None:
+    """``timeouts=False`` lets a timed wait time out only when nothing else can run
+    (timeouts are then fallbacks, not scheduling choices); a sleep is no wait for
+    anything, only a yield, so a test that sleeps to let a worker finish keeps the
+    schedule where the worker had not run."""
+    timed = explore(
+        _sleep_instead_of_join("event"), strategy=STRATEGIES_WITHOUT_TIMEOUTS[name](), budget=50
+    )
+    assert timed.failure is None, timed.failure
+    slept = explore(
+        _sleep_instead_of_join("sleep"), strategy=STRATEGIES_WITHOUT_TIMEOUTS[name](), budget=50
+    )
+    assert slept.failure is not None
+    assert "the worker had not run" in slept.failure.message
