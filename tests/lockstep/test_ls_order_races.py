@@ -184,7 +184,7 @@ def test_a_move_to_end_race_says_it_moves() -> None:
 
 @pytest.mark.parametrize(
     "strategy",
-    [lambda: RandomStrategy(seed=0), lambda: PCTStrategy(seed=0), lambda: DFSStrategy()],
+    [lambda: RandomStrategy(seed=0), lambda: PCTStrategy(seed=0), DFSStrategy],
     ids=["random", "pct", "dfs"],
 )
 def test_every_strategy_reports_it_in_the_first_execution(strategy: Callable[[], Any]) -> None:

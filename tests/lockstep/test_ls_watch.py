@@ -812,6 +812,40 @@ def test_racy_argument_is_validated() -> None:
         watch([], racy="  ")
 
 
+class _Sized:
+    def __init__(self) -> None:
+        self.__size = 0  # reached as _Sized__size
+
+    def grow(self) -> int:
+        self.__size += 1
+        return self.__size
+
+
+def test_a_surely_misspelt_racy_name_is_refused() -> None:
+    """A racy= name the object lacks would declare nothing: a private name as the class
+    body spells it, or a near miss of an attribute it has, is an error naming the
+    right spelling; a name far from every attribute is accepted (created later)."""
+    with pytest.raises(InvalidArgument, match=r"'_Sized__size'.*mangles"):
+        watch(_Sized(), racy={"__size": "why"})
+    with pytest.raises(InvalidArgument, match="did you mean 'balance'"):
+        watch(Account(), racy={"balanse": "why"})
+    sized = _Sized()
+    assert watch(sized, racy={"_Sized__size": "why"}) is sized
+    assert watch(Account(), racy={"created_later": "why"}) is not None
+
+
+def test_a_misspelt_racy_name_changes_nothing_inside_an_execution() -> None:
+    def scenario() -> None:
+        account = Account()
+        with pytest.raises(InvalidArgument):
+            watch(account, racy={"balanse": "why"})
+        assert type(account) is Account  # not half-watched
+        watch(account, racy={"balance": "why"})
+
+    result = lockstep.explore(scenario, strategy=lockstep.RandomStrategy(seed=0), budget=2)
+    assert result.failure is None, result.failure
+
+
 def test_malformed_benign_races_declaration_is_refused() -> None:
     """__benign_races__ must map attribute names to non-empty reasons."""
 

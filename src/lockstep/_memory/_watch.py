@@ -8,6 +8,7 @@ together.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import queue as _real_queue
@@ -200,6 +201,41 @@ def _check_racy_mapping(racy: object) -> dict[str, str]:
     return checked
 
 
+def _check_racy_names(x: object, cls: type, racy: Mapping[str, str]) -> None:
+    """Refuse a ``racy=`` name that is surely misspelt, since it would declare nothing:
+    a private name written as in the class body (``__size``, which the class's code
+    reaches as ``_Cache__size``), or a name the object lacks that is nearly one it
+    has (``difflib`` ratio >= 0.8). A name far from every attribute is accepted (the object may
+    create it later)."""
+    if not racy:
+        return
+    present = set(object.__getattribute__(x, "__dict__")) | set(dir(cls))
+    for name in racy:
+        if name in present:
+            continue
+        if name.startswith("__") and not name.endswith("__"):
+            mangled = [
+                f"_{klass.__name__.lstrip('_')}{name}"
+                for klass in cls.__mro__
+                if f"_{klass.__name__.lstrip('_')}{name}" in present
+            ]
+            if mangled:
+                raise InvalidArgument(
+                    f"watch(racy={{{name!r}: ...}}): {cls.__qualname__} has no attribute "
+                    f"{name!r}; its code reaches that private name as {mangled[0]!r} "
+                    f"(Python mangles names that start with two underscores): declare "
+                    f"{mangled[0]!r}"
+                )
+        close = difflib.get_close_matches(name, sorted(present), n=1, cutoff=0.8)
+        if close:
+            raise InvalidArgument(
+                f"watch(racy={{{name!r}: ...}}): {cls.__qualname__} has no attribute "
+                f"{name!r}; did you mean {close[0]!r}? (An attribute the object creates "
+                "later can be declared once it exists: watch it after that, or name it in "
+                f"the class's {BENIGN_RACES_ATTRIBUTE}.)"
+            )
+
+
 def _check_racy_reason(racy: object) -> str | None:
     if racy is None:
         return None
@@ -316,7 +352,9 @@ def _instance_plan(x: Any, racy: object, name: str | None) -> Callable[[MemorySt
     if not is_tracked_instance(x):
         _check_instance(x)
     benign = declared_benign(cls)
-    benign.update(_check_racy_mapping(racy))
+    declared = _check_racy_mapping(racy)
+    _check_racy_names(x, cls, declared)
+    benign.update(declared)
     try:
         tracked = tracked_instance_class(cls)
     except TypeError as exc:
@@ -403,8 +441,9 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     checking costs"). Two unordered changes of one container's key order through
     different keys (two inserts, two ``move_to_end``, a set's insert and removal)
     are a race too: each is atomic, but iteration depends on which ran first
-    (``DataRace.order``). Outside an execution ``watch`` returns ``x`` unchanged. Watching lasts for the current execution: at its end instances
-    get their class back (see ``docs/races.md``).
+    (``DataRace.order``). Outside an execution ``watch`` returns ``x`` unchanged.
+    Watching lasts for the current execution: at its end instances get their class
+    back (see ``docs/races.md``).
 
     ``racy`` declares locations read without a lock on purpose: a read racing with
     a write is then not reported (two unordered writes still are), and their writes
@@ -418,8 +457,10 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     immutable value, a class, a module, an instance of a C type or of a class with
     ``__slots__`` and no ``__dict__``, a frozen dataclass/attrs instance, a thread or
     synchronisation primitive, thread-local storage; and for a malformed
-    ``__benign_races__``. Raises InvalidArgumentType for a ``racy`` or ``name`` of the
-    wrong type.
+    ``__benign_races__``; and for a ``racy`` attribute name that is surely misspelt
+    (a private ``__name`` the class's code reaches mangled, or nearly the name of an
+    attribute the object has). Raises InvalidArgumentType for a ``racy`` or
+    ``name`` of the wrong type.
     """
     plan = _plan(x, racy, name)
     lt = current_logical_thread()
