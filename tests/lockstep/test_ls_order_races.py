@@ -286,3 +286,48 @@ def test_an_insert_inside_an_overriding_method_is_ordered_by_its_own_lock() -> N
 
     assert _dpor(scenario_for(True)).failure is None
     _order_race(_dpor(scenario_for(False)))
+
+
+def test_an_earlier_change_of_another_key_still_races() -> None:
+    """The detector keeps each thread's latest order change and its latest of another
+    key: the first thread's insert of "a" (then a lock, then a move of "k") still
+    races with the second thread's move of "k", which commutes with the first's
+    latest change but not with its insert."""
+
+    def scenario() -> None:
+        items = watch(collections.OrderedDict(k=0))
+        lock = threading.Lock()
+
+        def first() -> None:
+            items["a"] = 1
+            with lock:
+                pass
+            items.move_to_end("k")
+
+        def second() -> None:
+            items.move_to_end("k")
+
+        threads = [lockstep.spawn(first), lockstep.spawn(second)]
+        for t in threads:
+            t.join()
+
+    result = _dpor(scenario)
+    race = _order_race(result)
+    assert {race.first.operation, race.second.operation} == {"[]=", "move_to_end"}, race
+
+
+def test_moves_of_one_key_race_only_in_opposite_directions() -> None:
+    def moves(first_last: bool, second_last: bool) -> Callable[[], None]:
+        return _pair(
+            lambda: collections.OrderedDict(a=1, b=2, c=3),
+            lambda d: d.move_to_end("b", last=first_last),
+            lambda d: d.move_to_end("b", last=second_last),
+        )
+
+    assert _dpor(moves(True, True)).failure is None
+    assert _dpor(moves(False, False)).failure is None
+    race = _order_race(_dpor(moves(True, False)))
+    assert {race.first.operation, race.second.operation} == {
+        "move_to_end",
+        "move_to_end(last=False)",
+    }

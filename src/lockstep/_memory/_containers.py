@@ -503,7 +503,7 @@ def _defaultdict_getitem(base_method: Callable[..., Any]) -> Any:
 
 def _move_to_end(base_method: Callable[..., Any]) -> Any:
     def move_to_end(self: Any, key: Any, last: bool = True) -> None:
-        hook(self, False, key, "move_to_end", True)
+        hook(self, False, key, "move_to_end" if last else "move_to_end(last=False)", True)
         base_method(self, key, last)
 
     return functools.wraps(base_method)(move_to_end)

@@ -51,6 +51,7 @@ __all__ = ["Entered", "RaceDetector"]
 
 _getframe = sys._getframe
 _REMOVALS = frozenset({"discard", "remove"})  # a set's removals (lockstep._memory._state)
+_TO_FRONT = "move_to_end(last=False)"  # the operation name of a move to the front
 
 # One recorded access (what a later conflicting access is compared with), a tuple:
 # (thread, epoch, slot, write, reorder, op, site, position, thread name), where
@@ -70,47 +71,103 @@ Entered = tuple["LogicalThread", "Shadow", Hashable, bool, str, bool, int, Site,
 class _Target:
     """The access history of one watched object or container."""
 
-    __slots__ = ("o_ins", "o_rem", "r_all", "r_any", "reads", "seen", "w_all", "w_any", "writes")
+    __slots__ = (
+        "moves",
+        "o_back",
+        "o_front",
+        "o_rem",
+        "r_all",
+        "r_any",
+        "reads",
+        "seen",
+        "w_all",
+        "w_any",
+        "writes",
+    )
 
     def __init__(self) -> None:
         # (thread, slot, write, reorder) -> the epoch of its last check: the same
         # access again at the same epoch adds nothing (FastTrack's same-epoch fast path;
         # containers only: for an attribute its records say it). ``whole`` keys a
         # whole-container access of a list or deque by ``2 * thread + write``.
-        self.seen: dict[tuple[int, Hashable, bool, bool] | int, int] = {}
+        self.seen: dict[tuple[int, Hashable, bool, bool | str] | int, int] = {}
         self.writes: dict[Hashable, _Record] = {}
         self.reads: dict[Hashable, dict[int, _Record]] = {}
         self.w_all: _Record | None = None
         self.r_all: dict[int, _Record] = {}
         self.w_any: dict[int, _Record] = {}
         self.r_any: dict[int, _Record] = {}
-        # Each thread's last access that changed the key order (an insert or a
-        # move_to_end; a set's removals apart, in o_rem: two removals commute).
-        self.o_ins: dict[int, _Record] = {}
-        self.o_rem: dict[int, _Record] = {}
+        # Order changes (see ``reordering``), per thread: (its latest, its latest of
+        # another slot than that one), by where they move a key: to the back (an
+        # insert, ``move_to_end``, a set's add), to the front (``move_to_end(k,
+        # last=False)``), or out of a set (its removals: two of them commute).
+        self.o_back: dict[int, tuple[_Record, _Record | None]] = {}
+        self.o_front: dict[int, tuple[_Record, _Record | None]] = {}
+        self.o_rem: dict[int, tuple[_Record, _Record | None]] = {}
+        # slot -> (thread, to the front) -> the latest move_to_end of that slot.
+        self.moves: dict[Hashable, dict[tuple[int, bool], _Record]] = {}
 
-    def reordering(
-        self, slot: Hashable, removal: bool, t: int, clock: VectorClock
-    ) -> list[_Record]:
-        """The recorded order changes of *other* keys that do not happen before this
-        one (an insert, a move_to_end or a set's removal of ``slot``): their order
-        decides the container's iteration order. Two removals commute; a change of the
-        same key is a conflict of that key, which :meth:`racing` reports."""
+    def reordering(self, slot: Hashable, op: str, t: int, clock: VectorClock) -> list[_Record]:
+        """The recorded order changes that do not commute with this one (``op`` of
+        ``slot``: an insert, a ``move_to_end`` or a set's add or removal) and do not
+        happen before it: their order decides the container's iteration order.
+
+        Two changes of *different* keys conflict when both move a key to the back,
+        both to the front, or one adds to a set and the other removes from it (a
+        dict's deletions are not order changes: they commute with inserts). Of *one*
+        key, two ``move_to_end`` calls conflict when their directions differ (an
+        insert and a ``move_to_end`` of one key conflict on the key itself, which
+        :meth:`racing` reports). Keeping each thread's latest change and its latest
+        of another slot is exact: a thread's epochs grow in program order, so if its
+        latest change of another slot happens before this one, all of them do.
+        """
         found: list[_Record] = []
         n = len(clock)
-        for records in (self.o_ins,) if removal else (self.o_ins, self.o_rem):
-            for rec in records.values():
+        if op in _REMOVALS:
+            groups: tuple[dict[int, tuple[_Record, _Record | None]], ...] = (self.o_back,)
+        elif op == _TO_FRONT:
+            groups = (self.o_front,)
+        else:
+            groups = (self.o_back, self.o_rem)
+        for group in groups:
+            for last, other in group.values():
+                rec = last if last[2] != slot else other
+                if rec is None:
+                    continue
                 u = rec[0]
-                if u != t and rec[2] != slot and (u >= n or rec[1] > clock[u]):
+                if u != t and (u >= n or rec[1] > clock[u]):
                     found.append(rec)
+        if op.startswith("move_to_end"):
+            moves = self.moves.get(slot)
+            if moves:
+                front = op == _TO_FRONT
+                for (u, direction), rec in moves.items():
+                    if u != t and direction != front and (u >= n or rec[1] > clock[u]):
+                        found.append(rec)
         return found
 
-    def record_order(self, rec: _Record, removal: bool) -> None:
+    def record_order(self, rec: _Record) -> None:
         """Keep ``rec``, an order change, as its thread's latest of its kind."""
-        if removal:
-            self.o_rem[rec[0]] = rec
+        op = rec[5]
+        if op in _REMOVALS:
+            group = self.o_rem
+        elif op == _TO_FRONT:
+            group = self.o_front
         else:
-            self.o_ins[rec[0]] = rec
+            group = self.o_back
+        t = rec[0]
+        previous = group.get(t)
+        if previous is None:
+            group[t] = (rec, None)
+        elif previous[0][2] == rec[2]:
+            group[t] = (rec, previous[1])
+        else:
+            group[t] = (rec, previous[0])
+        if op.startswith("move_to_end"):
+            moves = self.moves.get(rec[2])
+            if moves is None:
+                moves = self.moves[rec[2]] = {}
+            moves[t, op == _TO_FRONT] = rec
 
     def racing(  # noqa: PLR0917 - the access's fields, unboxed on the hot path
         self, slot: Hashable, whole: bool, write: bool, reorder: bool, t: int, clock: VectorClock
@@ -388,7 +445,7 @@ class RaceDetector:
                     if last is not None and last[1] == epoch:
                         return
         else:
-            key = (t, slot, write, reorder)
+            key = (t, slot, write, op if reorder else False)  # a move's direction counts
             seen = target.seen
             if seen.get(key) == epoch:
                 return
@@ -417,9 +474,8 @@ class RaceDetector:
             whole = slot is WHOLE
             racing = target.racing(slot, whole, write, reorder, t, clock)
             if reorder and not whole:
-                removal = op in _REMOVALS
-                racing += target.reordering(slot, removal, t, clock)
-                target.record_order(rec, removal)
+                racing += target.reordering(slot, op, t, clock)
+                target.record_order(rec)
             if racing:
                 self._report(lt, shadow, rec, racing)
             target.record(rec, slot, whole, write, reorder)
@@ -494,16 +550,15 @@ class RaceDetector:
         target: _Target | None = shadow.races
         if target is None:
             target = shadow.races = _Target()
-        key = (t, slot, write, reorder)
+        key = (t, slot, write, op if reorder else False)
         if target.seen.get(key) == clock[t] == epoch:
             return  # the same access at this epoch, with this clock, was checked already
         rec: _Record = (t, epoch, slot, write, reorder, op, site, position, lt.name)
         whole = slot is WHOLE
         racing = target.racing(slot, whole, write, reorder, t, clock)
         if reorder and not whole:
-            removal = op in _REMOVALS
-            racing += target.reordering(slot, removal, t, clock)
-            target.record_order(rec, removal)
+            racing += target.reordering(slot, op, t, clock)
+            target.record_order(rec)
         if racing:
             self._report(lt, shadow, rec, racing)
         target.record(rec, slot, whole, write, reorder)
@@ -590,15 +645,20 @@ class RaceDetector:
 
 
 def _order_race(rec: _Record, other: _Record) -> bool:
-    """Whether two racing container records are two order changes of *different* keys
-    (every other conflict is on one slot, or one side is the whole container)."""
-    return rec[2] is not WHOLE and other[2] is not WHOLE and rec[2] != other[2]
+    """Whether two racing container records are two order changes (of different keys,
+    or two ``move_to_end`` of one key in opposite directions), not a conflict on one
+    key's presence or value or on the whole container."""
+    if rec[2] is WHOLE or other[2] is WHOLE:
+        return False
+    if rec[2] != other[2]:
+        return True
+    return rec[5].startswith("move_to_end") and other[5].startswith("move_to_end")
 
 
 def _order_verb(rec: _Record) -> str:
     """What an order change did, as a verb: inserts, moves (move_to_end), removes."""
     op = rec[5]
-    if op == "move_to_end":
+    if op.startswith("move_to_end"):
         return "moves"
     return "removes" if op in _REMOVALS else "inserts"
 
