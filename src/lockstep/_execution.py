@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
@@ -11,6 +10,7 @@ import attrs
 
 from lockstep import _primitives as primitives
 from lockstep._backend import Backend, resolve_backend
+from lockstep._imports import main_module_name
 from lockstep._patching import resolve_module
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
 from lockstep._schedule import Choice, Granularity, Schedule
@@ -54,10 +54,11 @@ def scenario_id_of(scenario: object) -> str | None:
     """ "module:qualname" when ``scenario`` can be imported back by that name, else None.
 
     A function of a script run as ``__main__`` is named by the module it would be
-    imported as: ``python -m pkg.mod`` gives ``pkg.mod``, ``python script.py`` run
-    from the script's directory gives ``script`` (``lockstep replay`` imports from the
-    current directory). Closures and lambdas (``<locals>`` / ``<lambda>`` in the
-    qualname) cannot be imported: None (pass ``scenario_id=`` to explore).
+    imported as: ``python -m pkg.mod`` gives ``pkg.mod``, ``python path/to/script.py``
+    gives ``script`` (the schedule records the script's directory in its import paths,
+    so ``lockstep replay`` finds it from any directory). Closures and lambdas
+    (``<locals>`` / ``<lambda>`` in the qualname) cannot be imported: None (pass
+    ``scenario_id=`` to explore).
     """
     module = getattr(scenario, "__module__", None)
     qualname = getattr(scenario, "__qualname__", None)
@@ -66,26 +67,10 @@ def scenario_id_of(scenario: object) -> str | None:
     if "<" in qualname:
         return None
     if module == "__main__":
-        module = _main_module_name()
+        module = main_module_name()
         if module is None:
             return None
     return f"{module}:{qualname}"
-
-
-def _main_module_name() -> str | None:
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    name = getattr(spec, "name", None)
-    if isinstance(name, str) and name and name != "__main__":
-        return name.removesuffix(".__main__")
-    filename = getattr(main, "__file__", None)
-    if not isinstance(filename, str):
-        return None
-    path = os.path.abspath(filename)
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if os.path.dirname(path) == os.getcwd() and stem.isidentifier():
-        return stem
-    return None
 
 
 def module_names(modules: Iterable[ModuleRef]) -> tuple[str, ...]:
@@ -94,7 +79,13 @@ def module_names(modules: Iterable[ModuleRef]) -> tuple[str, ...]:
     Raises InvalidArgumentType for anything else and InvalidArgument for a name that
     cannot be imported (names are resolved, so a schedule records only real modules).
     """
-    return tuple(resolve_module(m).__name__ for m in modules)
+    names = []
+    for m in modules:
+        name = resolve_module(m).__name__
+        if name == "__main__":
+            name = main_module_name() or name  # the name a replay imports it by
+        names.append(name)
+    return tuple(names)
 
 
 def replay_command_for(

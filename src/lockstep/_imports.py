@@ -27,7 +27,13 @@ from collections.abc import Iterable
 from functools import lru_cache
 from types import ModuleType
 
-__all__ = ["add_import_roots", "environment_paths", "import_roots"]
+__all__ = [
+    "add_import_roots",
+    "environment_paths",
+    "import_roots",
+    "main_module_name",
+    "main_module_root",
+]
 
 
 def _pth_entries(directory: str) -> list[str]:
@@ -109,6 +115,52 @@ def _root_of(module: ModuleType) -> str | None:
     return None
 
 
+def main_module_name() -> str | None:
+    """The name the running script (``__main__``) is imported by from elsewhere.
+
+    ``python -m pkg.mod`` gives ``pkg.mod``; ``python path/to/script.py`` gives
+    ``script`` (its directory is its import root, :func:`main_module_root`). None when
+    there is no script, or when its stem is not an identifier or names another module
+    (one of the environment's, or one already imported from elsewhere), which an
+    import would find instead.
+    """
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name and name != "__main__":
+        return name.removesuffix(".__main__")
+    filename = getattr(main, "__file__", None)
+    if not isinstance(filename, str) or not filename:
+        return None
+    path = os.path.abspath(filename)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if not stem.isidentifier() or _installed(stem):
+        return None
+    other = sys.modules.get(stem)
+    if other is not None and other is not main:
+        other_file = getattr(other, "__file__", None)
+        if not isinstance(other_file, str) or os.path.abspath(other_file) != path:
+            return None
+    return stem
+
+
+def main_module_root() -> str | None:
+    """The import root :func:`main_module_name` needs: the script's directory, or the
+    directory holding the package of ``python -m pkg.mod`` (None when the environment
+    provides it, or when there is no name)."""
+    name = main_module_name()
+    if name is None:
+        return None
+    top = name.partition(".")[0]
+    if _installed(top):
+        return None
+    package = sys.modules.get(top)
+    if package is not None and top != name:
+        return _root_of(package)
+    filename = getattr(sys.modules.get("__main__"), "__file__", None)
+    return os.path.dirname(os.path.abspath(filename)) if isinstance(filename, str) else None
+
+
 def import_roots(modules: Iterable[ModuleType | str]) -> tuple[str, ...]:
     """The absolute roots ``modules`` need on ``sys.path`` beyond the environment's own.
 
@@ -121,9 +173,12 @@ def import_roots(modules: Iterable[ModuleType | str]) -> tuple[str, ...]:
         if module is None:
             continue
         top = module.__name__.partition(".")[0]
-        if top == "__main__" or _installed(top):
+        if top == "__main__":
+            root = main_module_root()  # replayed as the module the script imports as
+        elif _installed(top):
             continue
-        root = _root_of(module)
+        else:
+            root = _root_of(module)
         if root is not None and root not in roots:
             roots.append(root)
     return tuple(roots)

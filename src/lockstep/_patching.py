@@ -26,6 +26,7 @@ import datetime as _real_datetime
 import heapq as _real_heapq
 import importlib
 import queue as _real_queue
+import sys
 import threading as _real_threading
 import time as _real_time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from contextlib import contextmanager
 from types import FunctionType, ModuleType
 from typing import Any
 
+from lockstep._imports import main_module_name
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 
 __all__ = ["patched", "resolve_module", "stand_in_for"]
@@ -52,6 +54,10 @@ def resolve_module(module: ModuleType | str) -> ModuleType:
         return module
     if not isinstance(module, str):
         raise InvalidArgumentType(f"expected a module or a dotted module name, got {module!r}")
+    if module not in sys.modules and module == main_module_name():
+        # The running script, recorded by the name a replay imports it as: here it is
+        # __main__ (importing it again would make a second copy, unpatched).
+        return sys.modules["__main__"]
     try:
         return importlib.import_module(module)
     except ImportError as exc:

@@ -393,3 +393,75 @@ def test_explore_takes_an_iterative_dpor_bound():
         ("--strategy", "dfs", "--preemption-bound", "iterative"),
     ):
         assert run_cli("explore", "samples.cli_scenarios:correct", *argv)[0] == cli.EXIT_USAGE
+
+
+_SCRIPT = """
+import sys
+import threading
+
+import lockstep
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+
+def scenario():
+    counter = lockstep.watch(Counter())
+
+    def bump():
+        counter.n += 1
+
+    threads = [threading.Thread(target=bump) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+if __name__ == "__main__":
+    me = sys.modules[__name__]
+    result = lockstep.explore(scenario, strategy=lockstep.RandomStrategy(seed=0), budget=20,
+                              patch=[me])
+    schedule = result.failure.schedule
+    print("PATCH", ",".join(schedule.patch))
+    again = lockstep.replay(scenario, schedule)
+    print("IN-PROCESS", again.failure.kind if again.failure else None)
+    print("COMMAND", result.failure.replay_command)
+"""
+
+
+def test_a_script_run_from_elsewhere_records_a_schedule_that_replays_anywhere(tmp_path):
+    """`python dir/script.py` run from another directory: the schedule names the script
+    by the module it imports as and records its directory, so the same schedule
+    replays in the script's own process (patching __main__, not a second copy) and
+    with the printed command from a third directory."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "racy_script.py").write_text(_SCRIPT, encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    package_root = str(pathlib.Path(lockstep.__file__).parent.parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(scripts / "racy_script.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=elsewhere,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert lines["PATCH"] == "racy_script"
+    assert lines["IN-PROCESS"] == "data-race"
+    command = lines["COMMAND"].strip()
+    assert command.startswith("lockstep replay ")
+    replayed = _run_command(command)  # from this test's directory
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "data race on Counter#1.n" in replayed.stdout

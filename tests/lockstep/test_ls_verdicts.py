@@ -334,7 +334,7 @@ def test_a_closure_failure_says_how_to_make_it_replayable_by_file() -> None:
 def test_a_script_scenario_is_named_by_its_importable_module(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
-    """`python script.py` (from its directory) and `python -m pkg.mod` give replayable ids."""
+    """`python script.py` (from any directory) and `python -m pkg.mod` give replayable ids."""
 
     def scenario() -> None:
         pass
@@ -347,7 +347,11 @@ def test_a_script_scenario_is_named_by_its_importable_module(
     monkeypatch.setitem(sys.modules, "__main__", script)
     monkeypatch.chdir(tmp_path)
     assert _execution.scenario_id_of(scenario) == "my_script:scenario"
-    monkeypatch.chdir("/")
+    monkeypatch.chdir("/")  # the schedule records the script's directory instead
+    assert _execution.scenario_id_of(scenario) == "my_script:scenario"
+    script.__file__ = str(tmp_path / "os.py")  # would import the standard library's os
+    assert _execution.scenario_id_of(scenario) is None
+    script.__file__ = str(tmp_path / "my-script.py")  # not an importable name
     assert _execution.scenario_id_of(scenario) is None
     script.__spec__ = types.SimpleNamespace(name="pkg.runner")  # type: ignore[assignment]
     assert _execution.scenario_id_of(scenario) == "pkg.runner:scenario"
