@@ -5,8 +5,9 @@ argument): that is sound only if every pair of accesses whose order matters, and
 that nothing orders, is reported. "Matters" is checked here against CPython
 itself: for each pair of operations on a dict, OrderedDict, set, list and deque,
 run them in both orders on fresh copies; where the results or the final contents
-(in iteration order) differ, two threads doing them with nothing between them
-must give a ``data-race`` in the first execution. (The converse is not asked: a
+(in iteration order) differ, two threads doing them with nothing between them,
+then the main thread reading the contents, must give a ``data-race`` in the
+first execution. (The converse is not asked: a
 pair that commutes for these values may not for others, a set's order depends on
 hash collisions, and two identical writes are a race by definition.)
 """
@@ -140,6 +141,7 @@ def _reported(make: Callable[[], Any], first: Op, second: Op) -> lockstep.Explor
         threads = [lockstep.spawn(first, container), lockstep.spawn(second, container)]
         for t in threads:
             t.join()
+        _state(container)  # what tells the two orders apart: the contents, in order
 
     return explore(scenario, strategy=DporStrategy(), budget=20, shrink=False)
 

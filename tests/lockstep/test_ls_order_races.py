@@ -34,11 +34,12 @@ def _pair(
     second: Op,
     *,
     lock: bool = False,
-    check: Callable[[Any], None] | None = None,
+    check: Callable[[Any], object] | None = list,
     racy: bool = False,
 ) -> Callable[[], None]:
     """Two threads, one operation each on one watched container; the main thread
-    joins both, then runs ``check`` on the container."""
+    joins both, then runs ``check`` on the container (by default ``list``, which
+    reads its order; None: nothing reads it)."""
 
     class Holder:
         def __init__(self) -> None:
@@ -168,10 +169,14 @@ def test_the_report_says_which_keys_and_what_to_do() -> None:
     assert "data race on the key order of Holder#1.items" in message
     assert "inserts Holder#1.items['a'] ([]=)" in message
     assert "inserts Holder#1.items['b'] ([]=)" in message
-    assert "iteration order depends on which ran first" in message
+    assert "thread 0:main reads the order (iter)" in message
+    assert "depends on which of the two ran first" in message
     text = race.describe()
+    assert "then thread 0:main reads Holder#1.items (iter)" in text
     assert "declare the container intentionally racy" in text
     assert "test_ls_order_races.py" in race.first.code
+    assert race.observed is not None
+    assert race.observed.step in race.marks()
 
 
 def test_a_move_to_end_race_says_it_moves() -> None:
@@ -281,6 +286,7 @@ def test_an_insert_inside_an_overriding_method_is_ordered_by_its_own_lock() -> N
             threads = [lockstep.spawn(items.__setitem__, k, 1) for k in "ab"]
             for t in threads:
                 t.join()
+            list(items)
 
         return scenario
 
@@ -310,6 +316,7 @@ def test_an_earlier_change_of_another_key_still_races() -> None:
         threads = [lockstep.spawn(first), lockstep.spawn(second)]
         for t in threads:
             t.join()
+        list(items)
 
     result = _dpor(scenario)
     race = _order_race(result)
@@ -331,3 +338,73 @@ def test_moves_of_one_key_race_only_in_opposite_directions() -> None:
         "move_to_end",
         "move_to_end(last=False)",
     }
+
+
+# -- reported when something reads the order ---------------------------------------------
+
+
+def test_an_order_nothing_reads_is_no_race() -> None:
+    """Workers filling a results dict that is only looked up by key: the inserts'
+    order is never seen, so every order is equivalent and DPOR certifies it."""
+
+    def lookups(items: Any) -> None:
+        assert items["a"] == 1
+        assert items["b"] == 1
+        assert len(items) == 2  # len does not read the order
+
+    result = _dpor(_pair(dict, _insert("a"), _insert("b"), check=lookups))
+    assert result.failure is None, result.failure
+    assert result.verdict.complete
+
+
+def test_clear_forgets_the_order_before_anything_read_it() -> None:
+    result = _dpor(_pair(dict, _insert("a"), _insert("b"), check=lambda d: (d.clear(), list(d))))
+    assert result.failure is None, result.failure
+
+
+@pytest.mark.parametrize(
+    ("make", "reads_order"),
+    [(dict, False), (set, False), (collections.OrderedDict, True)],
+    ids=["dict", "set", "OrderedDict"],
+)
+def test_equality_reads_the_order_only_of_an_ordered_dict(make: Any, reads_order: bool) -> None:
+    def add(key: str) -> Op:
+        return (lambda s: s.add(key)) if make is set else _insert(key)
+
+    result = _dpor(_pair(make, add("a"), add("b"), check=lambda c: c == make()))
+    assert (result.failure is not None) == reads_order, result.summary()
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        list,
+        lambda d: next(iter(d)),
+        lambda d: d.popitem(),
+        repr,
+        lambda d: d.copy(),
+        lambda d: list(d.items()),
+        lambda d: list(reversed(d)),
+    ],
+    ids=["list", "next-iter", "popitem", "repr", "copy", "items", "reversed"],
+)
+def test_every_read_of_the_order_reports_it(read: Op) -> None:
+    _order_race(_dpor(_pair(dict, _insert("a"), _insert("b"), check=read)))
+
+
+def test_a_read_of_the_order_that_races_with_an_insert_is_a_plain_race() -> None:
+    """A reader that does not wait for the second insert races with it directly."""
+
+    def scenario() -> None:
+        items = watch({})
+        first = lockstep.spawn(items.__setitem__, "a", 1)
+        first.join()
+        second = lockstep.spawn(items.__setitem__, "b", 2)
+        list(items)
+        second.join()
+
+    result = _dpor(scenario)
+    assert result.failure is not None
+    assert result.failure.kind == "data-race"
+    assert result.failure.race is not None
+    assert not result.failure.race.order

@@ -9,10 +9,13 @@ component for its thread):
 
 * a slot read conflicts with writes of the slot and whole-container writes;
 * a slot write conflicts with reads and writes of the slot and with
-  whole-container reads and writes; with a write of *another* key only when both
-  change the container's key order (an *order race*: two inserts, an insert and a
+  whole-container reads and writes. Two writes of different keys that change the
+  container's key order in ways that do not commute (two inserts, an insert and a
   ``move_to_end``, a set's insert and removal; ``lockstep._memory._state.
-  changes_order`` says which writes do), since iteration depends on their order;
+  changes_order`` says which writes change it) and that nothing orders are kept
+  as a pending *order race*, reported when a whole-container access that reads
+  the order (iteration, ``popitem``, ``repr``...) comes after both
+  (:meth:`RaceDetector.observe`): nothing else can tell the two orders apart;
 * a whole-container read (``len``, iteration) conflicts with every write to the
   container; a whole-container write with every access to it;
 * ``move_to_end(k)`` reads k and writes the order (conflicts with whole reads
@@ -34,6 +37,7 @@ a report, and the vector clocks are read from the scheduler's step rows.
 from __future__ import annotations
 
 import sys
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +56,10 @@ __all__ = ["Entered", "RaceDetector"]
 _getframe = sys._getframe
 _REMOVALS = frozenset({"discard", "remove"})  # a set's removals (lockstep._memory._state)
 _TO_FRONT = "move_to_end(last=False)"  # the operation name of a move to the front
+# Whole-container operations that do not read the key order (RaceDetector.observe);
+# equality reads it only for an OrderedDict.
+_ORDER_BLIND = frozenset({"len"})
+_ORDER_EQUALITY = frozenset({"==", "!="})
 
 # One recorded access (what a later conflicting access is compared with), a tuple:
 # (thread, epoch, slot, write, reorder, op, site, position, thread name), where
@@ -76,6 +84,7 @@ class _Target:
         "o_back",
         "o_front",
         "o_rem",
+        "pending",
         "r_all",
         "r_any",
         "reads",
@@ -106,6 +115,9 @@ class _Target:
         self.o_rem: dict[int, tuple[_Record, _Record | None]] = {}
         # slot -> (thread, to the front) -> the latest move_to_end of that slot.
         self.moves: dict[Hashable, dict[tuple[int, bool], _Record]] = {}
+        # The first two order changes found unordered (the earlier one first): reported
+        # when something reads the order after both (RaceDetector.observe).
+        self.pending: tuple[_Record, _Record] | None = None
 
     def reordering(self, slot: Hashable, op: str, t: int, clock: VectorClock) -> list[_Record]:
         """The recorded order changes that do not commute with this one (``op`` of
@@ -430,6 +442,8 @@ class RaceDetector:
         target: _Target | None = shadow.races
         if target is None:
             target = shadow.races = _Target()
+        if target.pending is not None and slot is WHOLE and op not in _ORDER_BLIND:
+            self.observe(lt, shadow, target, clock, op, depth + 1)
         attr = shadow.shape == "attr"
         if attr:
             # The same access again at the same epoch adds nothing (FastTrack's
@@ -474,8 +488,7 @@ class RaceDetector:
             whole = slot is WHOLE
             racing = target.racing(slot, whole, write, reorder, t, clock)
             if reorder and not whole:
-                racing += target.reordering(slot, op, t, clock)
-                target.record_order(rec)
+                self._order_change(shadow, target, rec, clock)
             if racing:
                 self._report(lt, shadow, rec, racing)
             target.record(rec, slot, whole, write, reorder)
@@ -550,18 +563,100 @@ class RaceDetector:
         target: _Target | None = shadow.races
         if target is None:
             target = shadow.races = _Target()
+        rec: _Record = (t, epoch, slot, write, reorder, op, site, position, lt.name)
+        whole = slot is WHOLE
+        if target.pending is not None and whole and op not in _ORDER_BLIND:
+            self.observe(lt, shadow, target, clock, op, 0, rec)
         key = (t, slot, write, op if reorder else False)
         if target.seen.get(key) == clock[t] == epoch:
             return  # the same access at this epoch, with this clock, was checked already
-        rec: _Record = (t, epoch, slot, write, reorder, op, site, position, lt.name)
-        whole = slot is WHOLE
         racing = target.racing(slot, whole, write, reorder, t, clock)
         if reorder and not whole:
-            racing += target.reordering(slot, op, t, clock)
-            target.record_order(rec)
+            self._order_change(shadow, target, rec, clock)
         if racing:
             self._report(lt, shadow, rec, racing)
         target.record(rec, slot, whole, write, reorder)
+
+    @staticmethod
+    def _order_change(shadow: Shadow, target: _Target, rec: _Record, clock: VectorClock) -> None:
+        """Record ``rec``, a change of the container's key order, and keep the first
+        earlier change that does not commute with it and is not ordered before it as
+        the pending order race (not on a declared container: its writes are switch
+        points, so every search explores both orders)."""
+        if target.pending is None and shadow.benign is None:
+            found = target.reordering(rec[2], rec[5], rec[0], clock)
+            if found:
+                target.pending = (found[0], rec)
+        target.record_order(rec)
+
+    def observe(  # noqa: PLR0917 - the access's fields, passed unboxed
+        self,
+        lt: LogicalThread,
+        shadow: Shadow,
+        target: _Target,
+        clock: VectorClock,
+        op: str,
+        depth: int,
+        rec: _Record | None = None,
+    ) -> None:
+        """A whole-container access that reads the key order (iteration, ``popitem``,
+        ``repr``, a copy...: everything but ``len``, ``clear`` and a dict's ``==``)
+        while two order changes that nothing orders are pending: when both happen
+        before it, what it sees depends on which of them ran first, an *order race*.
+        (When one does not, the access races with that write, which :meth:`check`
+        reports.) ``rec``: the access's record when the caller has it; else it is made
+        from the frame ``depth`` levels above this call."""
+        pending = target.pending
+        assert pending is not None
+        n = len(clock)
+        t = lt.index
+        for w in pending:
+            u = w[0]
+            if u != t and (u >= n or w[1] > clock[u]):
+                return
+        if op in _ORDER_EQUALITY and not isinstance(shadow.obj, OrderedDict):
+            return  # a dict's or a set's equality does not depend on the order
+        if op == "clear":
+            target.pending = None  # the order is forgotten before anything read it
+            return
+        if rec is None:
+            try:
+                frame = _getframe(depth + 1)
+            except ValueError:
+                frame = _getframe(depth)
+            rec = (t, clock[t], WHOLE, False, False, op, site_of(frame), len(self.rows), lt.name)
+        self._report_order(lt, shadow, pending, rec)
+
+    def _report_order(
+        self,
+        lt: LogicalThread,
+        shadow: Shadow,
+        pending: tuple[_Record, _Record],
+        observer: _Record,
+    ) -> None:
+        """Fail the run with an order race: ``pending``'s two changes, then ``observer``."""
+        first_rec, second_rec = pending
+        first, second = _access(shadow, first_rec), _access(shadow, second_rec)
+        seen = _access(shadow, observer)
+        race = DataRace(
+            f"the key order of {shadow.name}",
+            _side(self.run, first, first_rec),
+            _side(self.run, second, second_rec),
+            order=True,
+            observed=_side(self.run, seen, observer),
+        )
+        self.run.fail(
+            "data-race",
+            f"data race on {race.location}: thread {first_rec[0]}:{first_rec[8]} "
+            f"{_order_verb(first_rec)} {first.location_text()} ({first.op}) at "
+            f"{race.first.code} and thread {second_rec[0]}:{second_rec[8]} "
+            f"{_order_verb(second_rec)} {second.location_text()} ({second.op}) at "
+            f"{race.second.code} with nothing ordering the two, and thread "
+            f"{observer[0]}:{lt.name} reads the order ({seen.op}) at {race.observed_code()}: "
+            "what it sees depends on which of the two ran first",
+            thread=lt,
+            race=race,
+        )
 
     def _check_explored(self, shadow: Shadow, rec: _Record, other: _Record) -> None:
         """An intended race: if one side is a read left out as a switch point (made
@@ -586,21 +681,16 @@ class RaceDetector:
         """Fail the run with the first race of ``rec`` with ``racing`` that was not declared."""
         access = _access(shadow, rec)
         for other in racing:
-            order = _order_race(rec, other)
-            if order:
-                if shadow.benign_reason(WHOLE) is not None:
-                    continue  # a declared container's writes are switch points: explored
-            elif _intended(shadow, access, other):
+            if _intended(shadow, access, other):
                 self._check_explored(shadow, rec, other)
                 continue
             first = _access(shadow, other)
             uncontrolled = self._uncontrolled()
             race = DataRace(
-                f"the key order of {shadow.name}" if order else access.location_text(),
+                access.location_text(),
                 _side(self.run, first, other),
                 _side(self.run, access, rec),
                 uncontrolled,
-                order=order,
             )
             ordering = (
                 "with nothing lockstep controls ordering the two (unproven: the thread can "
@@ -609,20 +699,11 @@ class RaceDetector:
                 if uncontrolled
                 else "with nothing ordering the two"
             )
-            if order:
-                sides = (
-                    f"thread {other[0]}:{other[8]} {_order_verb(other)} "
-                    f"{first.location_text()} ({first.op}) at {race.first.code} and thread "
-                    f"{rec[0]}:{lt.name} {_order_verb(rec)} {access.location_text()} "
-                    f"({access.op}) at {race.second.code}"
-                )
-                ordering += ", so the container's iteration order depends on which ran first"
-            else:
-                sides = (
-                    f"thread {other[0]}:{other[8]} {first.mode}s it ({first.op}) at "
-                    f"{race.first.code} and thread {rec[0]}:{lt.name} {access.mode}s it "
-                    f"({access.op}) at {race.second.code}"
-                )
+            sides = (
+                f"thread {other[0]}:{other[8]} {first.mode}s it ({first.op}) at "
+                f"{race.first.code} and thread {rec[0]}:{lt.name} {access.mode}s it "
+                f"({access.op}) at {race.second.code}"
+            )
             self.run.fail(
                 "data-race",
                 f"data race on {race.location}: {sides} {ordering}",
@@ -642,17 +723,6 @@ class RaceDetector:
             return uncontrolled_near(_getframe(2))
         finally:
             memory.busy = busy
-
-
-def _order_race(rec: _Record, other: _Record) -> bool:
-    """Whether two racing container records are two order changes (of different keys,
-    or two ``move_to_end`` of one key in opposite directions), not a conflict on one
-    key's presence or value or on the whole container."""
-    if rec[2] is WHOLE or other[2] is WHOLE:
-        return False
-    if rec[2] != other[2]:
-        return True
-    return rec[5].startswith("move_to_end") and other[5].startswith("move_to_end")
 
 
 def _order_verb(rec: _Record) -> str:

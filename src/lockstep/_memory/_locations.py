@@ -18,9 +18,10 @@ Two consumers read it. DPOR's dependency relation uses :attr:`Access.footprint`
 other reads or writes); the race detector uses the same fields for its
 location rules (``_detector``). Writes to two different keys of one dict are
 *dependent* for DPOR (each may insert, and insertion order is observable by
-iteration); for the detector they race only when both change the key order
-(inserts, ``move_to_end``, a set's removals: an *order race*), since a write of
-a present key or a dict's deletion commutes with the other key's insert.
+iteration); for the detector they are an *order race* only when both change the
+key order in ways that do not commute (inserts, ``move_to_end``, a set's
+removals) and something reads the order after both, since a write of a present
+key or a dict's deletion commutes with the other key's insert.
 """
 
 from __future__ import annotations

@@ -55,10 +55,11 @@ class DataRace:
     """Two accesses to one watched location, at least one a write, with no
     happens-before order between them (``first`` happened first in this trace).
 
-    ``order``: the two change the key order of one container through *different*
-    keys (two inserts, a ``move_to_end`` and an insert, a set's insert and removal):
-    each is atomic, but which ran first decides the order iteration sees;
-    ``location`` then names the container's key order.
+    ``order``: the two change the key order of one container in ways that do not
+    commute (two inserts, a ``move_to_end`` and an insert, a set's insert and
+    removal): each is atomic, but which ran first decides the order, and
+    ``observed`` is the access made after both that read it (an iteration, a
+    ``popitem``...); ``location`` then names the container's key order.
     """
 
     location: str
@@ -68,17 +69,27 @@ class DataRace:
     # each (lockstep._memory._uncontrolled): when there are any, the race is unproven.
     uncontrolled: tuple[str, ...] = ()
     order: bool = False
+    observed: RaceAccess | None = None
+
+    def observed_code(self) -> str:
+        """``file:line`` of the access that read the order ("?" when there is none)."""
+        return "?" if self.observed is None else self.observed.code
+
+    def _sides(self) -> tuple[RaceAccess, ...]:
+        if self.observed is None:
+            return (self.first, self.second)
+        return (self.first, self.second, self.observed)
 
     @property
     def steps(self) -> tuple[int, ...]:
-        """The trace steps that mark the two accesses (the access itself when it was a
+        """The trace steps that mark the accesses (the access itself when it was a
         switch point, else the thread's step right before it)."""
-        return tuple(s.step for s in (self.first, self.second) if s.step is not None)
+        return tuple(s.step for s in self._sides() if s.step is not None)
 
     def marks(self) -> dict[int, str]:
         """Step -> the note that marks a race access on that step's row."""
         notes: dict[int, str] = {}
-        for side in (self.first, self.second):
+        for side in self._sides():
             if side.step is None:
                 continue
             if side.switch:
@@ -96,6 +107,8 @@ class DataRace:
             f"  1. {self.first.describe()}",
             f"  2. {self.second.describe()}",
         ]
+        if self.observed is not None:
+            lines.append(f"  then {self.observed.describe()}")
         if self.uncontrolled:
             lines.append(
                 "Unproven: nothing lockstep controls orders the two accesses, but thread "
@@ -112,15 +125,15 @@ class DataRace:
             return "\n".join(lines)
         if self.order:
             lines.append(
-                "Nothing orders the two accesses: no lock, condition, event, semaphore, "
+                "Nothing orders the two changes: no lock, condition, event, semaphore, "
                 "queue, barrier or join between them. Each is atomic, but they change the "
-                "container's key order, so what iterates it later (a loop, list(), an LRU "
-                "eviction, popitem) sees an order that depends on which ran first. Guard "
-                "both with the same lock, or, if no code depends on that order, declare "
-                "the container intentionally racy: `__benign_races__ = {attribute: reason}` "
-                "on the class that holds it, or `lockstep.watch(obj, racy={attribute: "
-                "reason})`; its writes are then switch points and every search explores "
-                "both orders."
+                "container's key order, and the last access reads that order (a loop, "
+                "list(), an LRU eviction, popitem), so what it sees depends on which ran "
+                "first. Guard both changes with the same lock, or, if what reads the order "
+                "does not depend on it (it sorts, say), declare the container intentionally "
+                "racy: `__benign_races__ = {attribute: reason}` on the class that holds "
+                "it, or `lockstep.watch(obj, racy={attribute: reason})`; its writes are "
+                "then switch points and every search explores both orders."
             )
             return "\n".join(lines)
         lines.append(

@@ -438,10 +438,11 @@ def watch(x: _T, *, racy: Mapping[str, str] | str | None = None, name: str | Non
     lock-free reads of locations declared ``racy`` are switch points (an attribute's
     reads are recorded from its first write in the execution on, and an execution
     that writes one read before runs again recording them: ``docs/races.md``, "What
-    checking costs"). Two unordered changes of one container's key order through
-    different keys (two inserts, two ``move_to_end``, a set's insert and removal)
-    are a race too: each is atomic, but iteration depends on which ran first
-    (``DataRace.order``). Outside an execution ``watch`` returns ``x`` unchanged.
+    checking costs"). Two unordered changes of one container's key order that do not
+    commute (two inserts, two ``move_to_end``, a set's insert and removal) are a
+    race too once something reads the order after both: each is atomic, but what
+    the read sees depends on which ran first (``DataRace.order``). Outside an
+    execution ``watch`` returns ``x`` unchanged.
     Watching lasts for the current execution: at its end instances get their class
     back (see ``docs/races.md``).
 
