@@ -267,24 +267,26 @@ class MemoryState:
         else:
             stable = self._stable_slot(slot)
         detector = self.detector
-        # What the race detector is told: does the access change the container's key
-        # order (``changes_order``)? Inside a method the class overrides in Python the
-        # key's presence may change before the storage is reached: assume it does.
-        order = reorder
-        if write and detector is not None and stable is not WHOLE and op in _ORDER_OPS:
-            if defer:
-                order = True
-            else:
-                busy, self.busy = self.busy, True  # a key's __eq__ may read watched state
-                try:
-                    order = changes_order(shadow.obj, slot, op)
-                finally:
-                    self.busy = busy
         benign = shadow.benign
         if detector is not None and (
             not benign or (shape == "attr" and type(benign) is dict and stable not in benign)
         ):
             # Races are reported and this location is not declared racy: not a switch point.
+            # The detector is told whether the access changes the container's key order
+            # (``changes_order``; a declared container's changes are switch points,
+            # explored, so it needs not know). Inside a method the class overrides in
+            # Python the key's presence may change before the storage is reached: assume
+            # it does.
+            order = reorder
+            if write and stable is not WHOLE and op in _ORDER_OPS:
+                if defer:
+                    order = True
+                else:
+                    busy, self.busy = self.busy, True  # a key's __eq__ may read watched state
+                    try:
+                        order = changes_order(shadow.obj, slot, op)
+                    finally:
+                        self.busy = busy
             if defer:
                 return detector.entered(lt, shadow, stable, write, op, order, depth + 1)
             detector.check(lt, shadow, stable, write, op, order, depth + 1)
@@ -312,8 +314,8 @@ class MemoryState:
                 self._last = (run.step, lt, access, frame, lasti)
         if detector is not None:
             if defer:
-                return detector.entered(lt, shadow, stable, write, op, order, depth + 1)
-            detector.check(lt, shadow, stable, write, op, order, depth + 1)
+                return detector.entered(lt, shadow, stable, write, op, reorder, depth + 1)
+            detector.check(lt, shadow, stable, write, op, reorder, depth + 1)
         return None
 
     def leave(self, entered: Entered | None) -> None:
@@ -442,7 +444,10 @@ def _explored(  # noqa: PLR0917 - the access's fields, passed unboxed
 
 
 def _others_alive(run: Run, lt: LogicalThread) -> bool:
-    return any(t is not lt and not t.finished for t in run.threads)
+    for t in run.threads:  # noqa: SIM110 - a loop, not any(): no generator per access
+        if t is not lt and not t.finished:
+            return True
+    return False
 
 
 def active_run(obj: object) -> tuple[MemoryState, LogicalThread, Shadow] | None:
