@@ -9,7 +9,6 @@ returned with its schedule, trace and replay command.
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 import time as _real_time
@@ -33,6 +32,7 @@ from lockstep._execution import (
     scenario_id_of,
 )
 from lockstep._failure import Failure
+from lockstep._gc import fewer_collections
 from lockstep._imports import import_roots
 from lockstep._patching import patched, resolve_module
 from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
@@ -225,7 +225,11 @@ def explore(
                 scenario, tally.failure, options, budget=shrink_budget, backend=session
             )
 
-    with _patch_context(patch_modules), open_backend(options.backend) as session:
+    with (
+        _patch_context(patch_modules),
+        open_backend(options.backend) as session,
+        fewer_collections(),
+    ):
         try:
             session.run_session(body)
         except SessionAbandoned as abandoned:  # stuck in uncontrolled code: report it as is
@@ -283,19 +287,21 @@ def explore(
     )
 
 
-_LOCATION = operator.attrgetter("location")
-
-
 def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
     """Add the synchronisation steps of ``run`` to ``counts`` by the source file they
     were taken in (watched accesses are not counted: they say nothing about whether
     the code's locks are controlled).
 
-    Counted per location first (a C loop over the operations, no step record built:
-    this runs after every execution), then per file.
+    Counted per operation first, by identity (C loops over the steps, no step record
+    built and no Python call per step: this runs after every execution), then per file.
     """
-    ops = (op for op in run.step_ops() if op.kind not in ACCESS_KINDS)
-    for location, n in Counter(map(_LOCATION, ops)).items():
+    ops = list(run.step_ops())
+    by_id = dict(zip(map(id, ops), ops, strict=True))
+    for key, n in Counter(map(id, ops)).items():
+        op = by_id[key]
+        if op.kind in ACCESS_KINDS:
+            continue
+        location = op.location
         filename = location.rpartition(":")[0] or location
         counts[filename] = counts.get(filename, 0) + n
 
