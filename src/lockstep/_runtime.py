@@ -71,6 +71,7 @@ __all__ = [
     "in_run",
     "make_line_tracer",
     "set_current_logical_thread",
+    "user_location",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -123,7 +124,7 @@ _LOCATIONS: dict[tuple[int, int], tuple[object, str]] = {}
 _MAX_LOCATIONS = 100_000
 
 
-def _user_location(skip: int = 2) -> str:
+def user_location(skip: int = 2) -> str:
     """file:line of the first frame outside the lockstep package (cached per call site).
 
     ``skip``: how many frames above this one are certainly inside lockstep (not
@@ -358,9 +359,7 @@ class Run:
 
     @property
     def thread_names(self) -> tuple[str, ...]:
-        """Names of the threads created so far, by index."""
-        if len(self._names_cache) != len(self.threads):
-            self._names_cache = tuple(t.name for t in self.threads)
+        """Names of the threads created so far, by index (kept by new_thread)."""
         return self._names_cache
 
     # -- thread lifecycle ------------------------------------------------------------
@@ -381,6 +380,7 @@ class Run:
         lt.location = location or code_location(target)
         lt.pending = OpDescriptor("start", lt.resource, name, lt.location)
         self.threads.append(lt)
+        self._names_cache = (*self._names_cache, name)
         if thread_obj is not None:
             thread_obj._ls_attach(lt)
         self.backend.spawn(self, lt)
@@ -533,9 +533,9 @@ class Run:
         if self.aborting:
             raise _Abort
         # switch() is only called from inside lockstep, so the first frame that may be
-        # the user's is its caller's caller (3 frames up from _user_location).
+        # the user's is its caller's caller (3 frames up from user_location).
         if location is None:
-            location = _user_location(3)
+            location = user_location(3)
         ops = self._ops  # one OpDescriptor per (kind, label, location): they are values
         op = ops.get((kind, label, location))
         if op is None or op.resource is not resource:
@@ -630,12 +630,10 @@ class Run:
         enabled: list[int] = []
         timeouts: list[int] = []
         pending: dict[int, OpDescriptor] = {}
-        running = False  # some non-daemon thread is still alive
-        for t in self.threads:
+        threads = self.threads
+        for t in threads:
             if t.finished:
                 continue
-            if not t.daemon:
-                running = True
             op = t.pending
             if op is not None:
                 pending[t.index] = op
@@ -650,19 +648,19 @@ class Run:
         # while the current thread is the only one that can go on, no other thread can
         # observe the state, so it is checked where that stretch ends instead (but for
         # the each_step ones: a bound on resources holds whoever looks).
-        invariants = (
-            self.each_step
-            if len(choices) == 1 and current is not None and choices[0] is current.run_choice
-            else self.invariants
-        )
-        if invariants and current is not None and self._at_rest():
-            self.enabled_now = enabled
-            try:
-                if not self._check_invariants(current, invariants):
-                    return None
-            finally:
-                self.enabled_now = None
-        if not running:
+        invariants = self.invariants  # each_step is a part of it: none when it is empty
+        if invariants and current is not None:
+            if len(choices) == 1 and choices[0] is current.run_choice:
+                invariants = self.each_step
+            if invariants and self._at_rest():
+                self.enabled_now = enabled
+                try:
+                    if not self._check_invariants(current, invariants):
+                        return None
+                finally:
+                    self.enabled_now = None
+        # Some non-daemon thread is still alive (the main thread is one while it lives)?
+        if threads[0].finished and all(t.finished or t.daemon for t in threads):
             return None  # every non-daemon thread finished: the execution is complete
         if not choices:
             at_exit = ""
@@ -692,8 +690,6 @@ class Run:
         frozen_timeouts = frozenset(timeouts) if timeouts else _NO_THREADS
         yielded = self._last_yielded and current is not None and current is self.last
         names = self._names_cache
-        if len(names) != len(self.threads):
-            names = self.thread_names
         ctx = _new_context(
             StepContext,
             (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import queue
 import threading
 
@@ -583,3 +584,55 @@ def test_barrier_outside_a_run():
     assert barrier.wait(timeout=10) in (0, 1)
     t.join(10)
     assert barrier.n_waiting == 0
+
+
+class _CountingLock(lockstep.threading.Lock):
+    """A user's subclass overriding acquire and release (with must still use them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def acquire(self, blocking=True, timeout=-1):
+        self.calls.append("acquire")
+        return super().acquire(blocking, timeout)  # subclass-acquire
+
+    def release(self):
+        self.calls.append("release")
+        super().release()  # subclass-release
+
+
+@pytest.mark.parametrize("make", [lockstep.threading.Lock, lockstep.threading.RLock, _CountingLock])
+def test_with_a_lock_records_the_with_line_and_uses_the_classes_acquire(make):
+    """`with lock:` (inlined for plain Locks) and acquire()/release() record the user's
+    line as the step's location (for a subclass: its own acquire's and release's, the
+    first frames outside lockstep); a subclass's acquire and release still run."""
+    lock = make()
+    held = []
+
+    def scenario():
+        with lock:  # with-line
+            held.append(lock.locked() if hasattr(lock, "locked") else True)
+        lock.acquire()  # acquire-line
+        lock.release()  # release-line
+
+    run = lockstep.replay(scenario, lockstep.Schedule(choices=()))
+    assert run.failure is None
+    steps = run.trace.steps
+    source = pathlib.Path(__file__).read_text().splitlines()
+
+    def line(marker):
+        return f"{__file__}:{1 + next(i for i, s in enumerate(source) if s.endswith(marker))}"
+
+    kind = "RLock" if make is lockstep.threading.RLock else "Lock"
+    where = [(s.op.kind, s.op.location) for s in steps if s.op.kind.startswith(kind + ".")]
+    acquires = [loc for op, loc in where if op == f"{kind}.acquire"]
+    releases = [loc for op, loc in where if op == f"{kind}.release"]
+    if make is _CountingLock:
+        assert acquires == [line("# subclass-acquire")] * 2
+        assert releases == [line("# subclass-release")] * 2
+        assert lock.calls == ["acquire", "release", "acquire", "release"]
+    else:
+        assert acquires == [line("# with-line"), line("# acquire-line")]
+        assert releases == [line("# with-line"), line("# release-line")]
+    assert held == [True]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
 import lockstep
 from lockstep import DFSStrategy, PCTStrategy, RandomStrategy, explore, spawn
-from lockstep.strategies import CountingStrategy, DeterminismCheck, make_strategy
+from lockstep.strategies import (
+    Choice,
+    CountingStrategy,
+    DeterminismCheck,
+    StepContext,
+    make_strategy,
+)
 from lockstep.strategies._replay import PrefixStrategy
 
 
@@ -222,3 +229,18 @@ def test_strategy_returning_a_foreign_choice_is_an_error():
     # raised inside a logical thread, still reported as the strategy's error
     with pytest.raises(KeyError, match="strategy bug"):
         explore(scenario, strategy=LateBad(()), budget=1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345])
+def test_random_strategy_draws_what_random_choice_draws(seed):
+    """RandomStrategy inlines random.Random.choice's index draw (it runs at most
+    steps): it must pick what choice() picks from the same generator state, so seeds
+    keep finding the same schedules."""
+    strategy = RandomStrategy(seed)
+    reference = random.Random(seed)
+    for n in [2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33] * 40:
+        choices = [Choice.of(i, "run") for i in range(n)]
+        ctx = StepContext(0, None, frozenset(range(n)), frozenset(), {}, (), 0.0, False)
+        assert strategy.choose(choices, ctx) is reference.choice(choices)
+        assert strategy._below(n) == reference.choice(range(n))  # the timeout draws
+    assert strategy._rng.getstate() == reference.getstate()

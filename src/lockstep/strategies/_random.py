@@ -61,20 +61,40 @@ class RandomStrategy:
         if not timeouts:
             self.timeout_probability = 0.0
         self._rng = _random.Random(self.seed)
+        self._getrandbits = self._rng.getrandbits
+
+    def _below(self, n: int) -> int:
+        """``random.Random.choice``'s index draw (``_randbelow_with_getrandbits``), without
+        its two Python calls: this runs at most steps. The same numbers as ``choice``
+        (tests/lockstep/test_ls_strategies.py checks it against the interpreter's)."""
+        getrandbits = self._getrandbits
+        k = n.bit_length()
+        r: int = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
 
     def begin_execution(self) -> None:
         """Nothing to prepare: the generator continues."""
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         """A uniformly random run choice, or (sometimes) a random timeout."""
-        if len(choices) == 1:
+        n = len(choices)
+        if n == 1:
             return choices[0]
         if not step.timeouts:  # every choice is a "run": the same draw as below, sooner
-            return self._rng.choice(choices)
+            # self._below(n), inlined (the hottest line of a random search)
+            getrandbits = self._getrandbits
+            k = n.bit_length()
+            r: int = getrandbits(k)
+            while r >= n:
+                r = getrandbits(k)
+            return choices[r]
         runs = [c for c in choices if c.kind == "run"]
-        if len(runs) < len(choices) and (not runs or self._rng.random() < self.timeout_probability):
-            return self._rng.choice([c for c in choices if c.kind == "timeout"])
-        return self._rng.choice(runs)
+        if len(runs) < n and (not runs or self._rng.random() < self.timeout_probability):
+            timeouts = [c for c in choices if c.kind == "timeout"]
+            return timeouts[self._below(len(timeouts))]
+        return runs[self._below(len(runs))]
 
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """Always wants more."""
