@@ -464,3 +464,103 @@ def test_real_lock_held_across_a_switch_is_diagnosed_on_both_backends(backend):
     assert explore(pipeline, strategy=RandomStrategy(0), budget=3).executions >= 1
     if real.locked():
         real.release()  # lets the abandoned carrier finish unwinding and exit (no leak)
+
+
+def _one_after_another(var: contextvars.ContextVar[str], seen: list[Any]) -> Callable[[], None]:
+    """main starts a thread, joins it, starts the next: each thread leaves context, an
+    exception being handled and its greenlet behind for the next one to find."""
+
+    def worker(n: int) -> None:
+        seen.append((n, var.get(), sys.exc_info()[1], _greenlet()))
+        var.set(f"w{n}")
+        try:
+            raise KeyError(n)
+        except KeyError:
+            lockstep.checkpoint("inside an except block")
+
+    def scenario() -> None:
+        seen.append(("main", var.get(), sys.exc_info()[1], _greenlet()))
+        var.set("main")
+        for n in range(3):
+            t = spawn(worker, n)
+            t.join()
+
+    return scenario
+
+
+def _greenlet() -> object:
+    """The running greenlet (the object, kept: an id could be reused once it is freed)."""
+    import greenlet
+
+    return greenlet.getcurrent()
+
+
+def test_a_thread_starts_afresh_in_every_execution(backend):
+    """Every logical thread, in every execution of a session, starts with an empty
+    contextvars context and no exception being handled, whatever ran before it on the
+    same OS thread or greenlet (the greenlet backend reuses parked workers)."""
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("fresh", default="unset")
+    seen: list[Any] = []
+    result = explore(_one_after_another(var, seen), strategy=RandomStrategy(0), budget=5)
+    assert result.failure is None, result.failure
+    assert result.executions == 5
+    assert len(seen) == 5 * 4
+    assert {(who, context, exc) for who, context, exc, _ in seen} == {
+        (who, "unset", None) for who in ("main", 0, 1, 2)
+    }
+
+
+def test_the_greenlet_backend_runs_threads_on_reused_workers():
+    """A logical thread that ended leaves its worker greenlet to the next one (a new
+    greenlet's first switch costs far more than resuming a parked one): five executions
+    of main plus three threads, one at a time, use two greenlets in all."""
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("reuse", default="unset")
+    seen: list[Any] = []
+    result = explore(
+        _one_after_another(var, seen), strategy=RandomStrategy(0), budget=5, backend="greenlet"
+    )
+    assert result.failure is None, result.failure
+    assert len({glet for *_, glet in seen}) == 2
+
+
+def test_executions_after_a_torn_down_one_run_every_thread_from_its_start(backend):
+    """A thread's exception ends an execution with others suspended mid-body and one
+    never started; the hub unwinds them and (greenlet backend) parks their workers.
+    Shrinking then runs more executions in the same session on those workers: each
+    thread still runs its body once, from the start, and the shrunk schedule replays
+    to the same trace."""
+    starts: list[list[str]] = []
+
+    def scenario() -> None:
+        starts.append([])
+        names = starts[-1]
+        flag: list[int] = []
+
+        def late() -> None:
+            names.append("late")
+
+        def setter() -> None:
+            names.append("setter")
+            lockstep.checkpoint("before setting")
+            flag.append(1)
+
+        def checker() -> None:
+            names.append("checker")
+            lockstep.checkpoint("before looking")
+            if not flag:
+                raise RuntimeError("looked too early")
+
+        threads = [spawn(late), spawn(setter), spawn(checker)]
+        for t in threads:
+            t.join()
+
+    result = explore(scenario, strategy=RandomStrategy(3), budget=200)
+    assert result.failure is not None
+    assert result.failure.kind == "exception"
+    assert result.shrink_executions > 0
+    assert all(len(names) == len(set(names)) for names in starts)  # no body ran twice
+    assert any("late" not in names for names in starts)  # torn down before it started
+    again = replay(scenario, result.failure.schedule)
+    assert again.failure is not None
+    assert again.failure.kind == "exception"
+    assert again.trace.steps == result.failure.trace.steps
