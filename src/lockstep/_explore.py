@@ -9,6 +9,7 @@ returned with its schedule, trace and replay command.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import time as _real_time
@@ -287,21 +288,19 @@ def explore(
     )
 
 
+_LOCATION = operator.attrgetter("location")
+
+
 def _count_switch_points(run: Run, counts: dict[str, int]) -> None:
     """Add the synchronisation steps of ``run`` to ``counts`` by the source file they
     were taken in (watched accesses are not counted: they say nothing about whether
     the code's locks are controlled).
 
-    Counted per operation first, by identity (C loops over the steps, no step record
-    built and no Python call per step: this runs after every execution), then per file.
+    Counted per location first (a C loop over the operations, no step record built:
+    this runs after every execution), then per file.
     """
-    ops = list(run.step_ops())
-    by_id = dict(zip(map(id, ops), ops, strict=True))
-    for key, n in Counter(map(id, ops)).items():
-        op = by_id[key]
-        if op.kind in ACCESS_KINDS:
-            continue
-        location = op.location
+    ops = (op for op in run.step_ops() if op.kind not in ACCESS_KINDS)
+    for location, n in Counter(map(_LOCATION, ops)).items():
         filename = location.rpartition(":")[0] or location
         counts[filename] = counts.get(filename, 0) + n
 
