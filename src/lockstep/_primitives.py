@@ -218,9 +218,11 @@ class Lock(_Bound):
         # here, found without walking through acquire's frame. Subclasses (RLock, a
         # user's) go through their acquire().
         lt = current_logical_thread()
-        if lt is None or type(self) is not Lock or lt.run.in_invariant:
+        if lt is None or type(self) is not Lock:
             return self.acquire()
         run = lt.run
+        if run.in_invariant:  # what acquire() answers there
+            return True
         run.switch(
             lt,
             "Lock.acquire",

@@ -20,7 +20,7 @@ from lockstep._text import TEXT_WIDTH, abbreviate, wrap_lines
 __all__ = ["LazySteps", "OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, cache_hash=True)  # a dict key at every step of DPOR's analysis
 class PrimitiveId:
     """The dependency key of a controlled primitive: kind and per-run creation number.
 

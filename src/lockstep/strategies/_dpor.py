@@ -711,7 +711,18 @@ def _final_pending(outcome: ExecutionOutcome, length: int) -> list[_Event]:
 def _trace_events(steps: Sequence[StepRecord]) -> list[_Event]:
     """The executed steps as events; a ``Condition.wait`` also conflicts with the lock
     it releases, learnt from the same thread's later ``Condition.reacquire``."""
-    events = [_Event.of(s.choice, s.op) for s in steps]
+    # An operation's cells, worked out once per (operation, choice kind): the scheduler
+    # shares one OpDescriptor among the steps of a call site (alive here: ids are safe).
+    cells: dict[tuple[int, str], tuple[frozenset[Hashable], frozenset[Hashable]]] = {}
+    events = []
+    for s in steps:
+        op, choice = s.op, s.choice
+        key = (id(op), choice.kind)
+        found = cells.get(key)
+        if found is None:
+            found = cells[key] = _event_keys(op, choice.kind)
+        site = (op.kind, op.resource, op.location)
+        events.append(_Event(choice.thread, choice, op, site, found[0], found[1]))
     reacquired: dict[int, Hashable] = {}
     for k in range(len(events) - 1, -1, -1):
         event = events[k]
