@@ -243,17 +243,24 @@ class _Worker(greenlet.greenlet):  # type: ignore[misc]  # greenlet ships no sub
         hub = carrier.hub
         idle = carrier.idle
         while True:
-            job = self.job
-            assert job is not None, "a worker was switched to without a logical thread"
-            self.job = None
-            run, lt = job
-            self.lt = lt
-            following = _thread_body(run, lt)
-            self.lt = None
+            following = self._run_job()
             if carrier.retired:
                 return following  # the carrier runs nothing more: end here
             idle.append(self)
             hub.switch(following)  # the hub goes on with ``following``; parked here
+
+    def _run_job(self) -> LogicalThread | None:
+        """Run the assigned thread's body; the thread to run next (its frame, and with
+        it the run, is gone before the worker parks)."""
+        job = self.job
+        assert job is not None, "a worker was switched to without a logical thread"
+        self.job = None
+        run, lt = job
+        self.lt = lt
+        try:
+            return _thread_body(run, lt)
+        finally:
+            self.lt = None
 
 
 def _thread_body(run: Run, lt: LogicalThread) -> LogicalThread | None:
