@@ -70,6 +70,7 @@ __all__ = [
     "current_logical_thread",
     "in_run",
     "make_line_tracer",
+    "primitive_id",
     "set_current_logical_thread",
     "user_location",
 ]
@@ -122,6 +123,26 @@ _INTERNAL_FILES: dict[str, bool] = {}
 #: its id from being reused while the entry exists.
 _LOCATIONS: dict[tuple[int, int], tuple[object, str]] = {}
 _MAX_LOCATIONS = 100_000
+
+# Interned for the whole process: the same value is the same object in every
+# execution, so what the strategies and the race detector cache per operation
+# (DPOR's events, by the operation's identity) carries over from one execution to
+# the next. Both are values (frozen); when a table fills up it starts afresh.
+_IDS: dict[tuple[str, int], PrimitiveId] = {}
+#: (kind, label, location) -> the OpDescriptor of a switch point (Run.switch).
+_OPS: dict[tuple[str, str, str], OpDescriptor] = {}
+_MAX_INTERNED = 100_000
+
+
+def primitive_id(kind: str, number: int) -> PrimitiveId:
+    """The (interned) ``PrimitiveId(kind, number)``."""
+    key = (kind, number)
+    found = _IDS.get(key)
+    if found is None:
+        if len(_IDS) >= _MAX_INTERNED:
+            _IDS.clear()
+        found = _IDS[key] = PrimitiveId(kind, number)
+    return found
 
 
 def user_location(skip: int = 2) -> str:
@@ -226,7 +247,7 @@ class LogicalThread:
         #: Its threading.local attributes (lockstep._local), by local object.
         self.locals: dict[int, dict[str, Any]] | None = None
         #: This thread's two possible choices (built once: the scheduler offers them often).
-        self.resource = PrimitiveId("Thread", index)  # its start/end/join dependency key
+        self.resource = primitive_id("Thread", index)  # its start/end/join dependency key
         self.run_choice = Choice.of(index, "run")
         self.timeout_choice = Choice.of(index, "timeout")
 
@@ -301,7 +322,6 @@ class Run:
         #: One compact row per step; StepRecords are built from them on demand (steps()).
         self._rows: list[tuple[Any, ...]] = []
         self._steps_built: list[StepRecord] = []
-        self._ops: dict[tuple[str, str, str], OpDescriptor] = {}
         self.choices: list[Choice] = []
         self.failure_info: _FailureInfo | None = None
         self.internal_error: BaseException | None = None
@@ -337,7 +357,7 @@ class Run:
         """The next per-run id of a primitive of ``kind`` (Lock#1, Lock#2, ...)."""
         number = self._ids.get(kind, 0) + 1
         self._ids[kind] = number
-        return PrimitiveId(kind, number)
+        return primitive_id(kind, number)
 
     def new_hash(self) -> int:
         """The hash of a lockstep object (a thread, a primitive) created in this run.
@@ -536,9 +556,11 @@ class Run:
         # the user's is its caller's caller (3 frames up from user_location).
         if location is None:
             location = user_location(3)
-        ops = self._ops  # one OpDescriptor per (kind, label, location): they are values
+        ops = _OPS  # one OpDescriptor per (kind, label, location): they are values
         op = ops.get((kind, label, location))
         if op is None or op.resource is not resource:
+            if len(ops) >= _MAX_INTERNED:
+                ops.clear()
             op = ops[(kind, label, location)] = _new_op(kind, resource, label, location)
         lt.pending = op
         lt.enabled = enabled

@@ -54,7 +54,7 @@ from lockstep._memory._classes import QUIET, set_class
 from lockstep._memory._detector import Entered, RaceDetector
 from lockstep._memory._locations import WHOLE, Access, ObjectKey
 from lockstep._memory._where import access_frame, frame_location
-from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread
+from lockstep._runtime import LogicalThread, Run, _tls, current_logical_thread, primitive_id
 from lockstep._trace import PrimitiveId
 
 _switch_class = vars(object)["__class__"].__set__  # set_class, minus a call
@@ -178,7 +178,7 @@ class MemoryState:
         """The next per-run id of a watched target of ``kind`` (``dict#1``, ``Manager#2``)."""
         number = self._numbers.get(kind, 0) + 1
         self._numbers[kind] = number
-        return PrimitiveId(kind, number)
+        return primitive_id(kind, number)
 
     def register(
         self,

@@ -137,6 +137,8 @@ def _event_keys(
 
 
 _NO_CELLS: frozenset[Hashable] = frozenset()
+#: Events kept by operation before the table starts afresh (DporStrategy._events).
+_MAX_EVENTS = 100_000
 
 
 @attrs.frozen(slots=True)
@@ -292,8 +294,10 @@ class DporStrategy:
         # execution whose prefix leads the thread there the same way.
         self._timed: dict[_Instance, bool] = {}
         self._site_counts: dict[tuple[int, str, Hashable | None, str], int] = {}
-        # (thread, choice kind, id(op)) -> its _Event, within one execution (an op
-        # descriptor is shared by every step of one operation at one place).
+        # (thread, choice kind, id(op)) -> its _Event (an op descriptor is shared by
+        # every step of one operation at one place, in every execution: the scheduler
+        # interns them). Kept across executions, checked by identity (``event.op is
+        # op``), so an entry for an operation that is gone is never taken for another.
         self._events: dict[tuple[int, str, int], _Event] = {}
 
     @property
@@ -318,7 +322,8 @@ class DporStrategy:
         self._position = 0
         self._blocked_at = None
         self._site_counts = {}
-        self._events = {}
+        if len(self._events) > _MAX_EVENTS:
+            self._events = {}
 
     def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
         """Replay the prefix, then extend it: awake, within the bound, fewest preemptions."""
@@ -457,7 +462,7 @@ class DporStrategy:
     def _analyse(self, outcome: ExecutionOutcome, length: int) -> None:
         """Find the races among the first ``length`` steps; add backtrack points."""
         steps = outcome.steps[:length]
-        events = _trace_events(steps)
+        events = _trace_events(steps, self._events)
         # Happens-before as vector clocks (dict thread -> local count).
         local: list[int] = []  # 1-based position of each event in its thread
         clocks: list[dict[int, int]] = []
@@ -708,21 +713,20 @@ def _final_pending(outcome: ExecutionOutcome, length: int) -> list[_Event]:
     return [_Event.of(Choice.of(t, "run"), op) for t, op in sorted(pending.items())]
 
 
-def _trace_events(steps: Sequence[StepRecord]) -> list[_Event]:
-    """The executed steps as events; a ``Condition.wait`` also conflicts with the lock
+def _trace_events(
+    steps: Sequence[StepRecord], known: dict[tuple[int, str, int], _Event]
+) -> list[_Event]:
+    """The executed steps as events (taken from ``known``, the strategy's events by
+    operation, where they are there); a ``Condition.wait`` also conflicts with the lock
     it releases, learnt from the same thread's later ``Condition.reacquire``."""
-    # An operation's cells, worked out once per (operation, choice kind): the scheduler
-    # shares one OpDescriptor among the steps of a call site (alive here: ids are safe).
-    cells: dict[tuple[int, str], tuple[frozenset[Hashable], frozenset[Hashable]]] = {}
     events = []
     for s in steps:
         op, choice = s.op, s.choice
-        key = (id(op), choice.kind)
-        found = cells.get(key)
-        if found is None:
-            found = cells[key] = _event_keys(op, choice.kind)
-        site = (op.kind, op.resource, op.location)
-        events.append(_Event(choice.thread, choice, op, site, found[0], found[1]))
+        key = (choice.thread, choice.kind, id(op))
+        event = known.get(key)
+        if event is None or event.op is not op:
+            event = known[key] = _Event.of(choice, op)  # a step's event is a value
+        events.append(event)
     reacquired: dict[int, Hashable] = {}
     for k in range(len(events) - 1, -1, -1):
         event = events[k]
