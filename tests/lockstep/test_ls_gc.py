@@ -1,9 +1,10 @@
-"""explore() collects garbage less often while it runs, and leaves the thresholds as
-they were (lockstep._gc)."""
+"""explore() collects garbage less often, and not through what existed before it,
+while it runs; it leaves the collector as it was (lockstep._gc)."""
 
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -12,54 +13,96 @@ from lockstep._gc import EXPLORE_THRESHOLD, fewer_collections
 
 
 @pytest.fixture
-def thresholds():
-    """The test's own thresholds, and the process's given back afterwards."""
+def collector():
+    """The test's own thresholds, nothing frozen, and the process's state given back."""
     before = gc.get_threshold()
     enabled = gc.isenabled()
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
     gc.set_threshold(700, 10, 10)
     yield
+    gc.unfreeze()
     gc.set_threshold(*before)
     if enabled:
         gc.enable()
+    if frozen:
+        gc.freeze()
 
 
-def test_explore_raises_the_youngest_threshold_and_restores_it(thresholds):
+def test_explore_raises_the_threshold_freezes_and_restores_both(collector):
     seen = []
 
     def scenario():
-        seen.append(gc.get_threshold())
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
 
     result = lockstep.explore(scenario, budget=3)
     assert result.failure is None
-    assert seen == [(EXPLORE_THRESHOLD, 10, 10)] * 3
+    assert seen == [((EXPLORE_THRESHOLD, 10, 10), True)] * 3
     assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
 
 
-def test_restored_after_a_failure_too(thresholds):
+def test_restored_after_a_failure_too(collector):
     def scenario():
         raise ValueError("boom")
 
     result = lockstep.explore(scenario, budget=3)
     assert result.failure is not None
     assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
 
 
-@pytest.mark.parametrize("setup", ["disabled", "zero", "higher"])
-def test_left_alone_when_collection_is_off_or_already_rarer(thresholds, setup):
+def test_what_existed_before_is_frozen_during_and_collectable_after(collector):
+    """A cycle made before the exploration, garbage during it, is left out of its
+    collections (a full collection walks none of what existed before) and collected
+    after it."""
+
+    class Node:
+        other: Node
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    ref = weakref.ref(a)
+    with fewer_collections():
+        del a, b  # garbage only now, after the freeze: no collection took it before
+        gc.collect()
+        assert ref() is not None  # frozen: not even looked at
+    gc.collect()
+    assert ref() is None  # unfrozen: garbage like any other
+
+
+@pytest.mark.parametrize("setup", ["disabled", "zero"])
+def test_left_alone_when_collection_is_off(collector, setup):
     if setup == "disabled":
         gc.disable()
-    elif setup == "zero":
-        gc.set_threshold(0)
     else:
-        gc.set_threshold(EXPLORE_THRESHOLD * 2, 10, 10)
+        gc.set_threshold(0)
     before = gc.get_threshold()
     with fewer_collections():
         assert gc.get_threshold() == before
+        assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == before
     assert gc.isenabled() == (setup != "disabled")
 
 
-def test_a_threshold_the_code_inside_sets_is_kept(thresholds):
+def test_a_higher_threshold_is_kept_and_still_frozen(collector):
+    gc.set_threshold(EXPLORE_THRESHOLD * 2, 10, 10)
+    with fewer_collections():
+        assert gc.get_threshold() == (EXPLORE_THRESHOLD * 2, 10, 10)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == (EXPLORE_THRESHOLD * 2, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_what_someone_else_froze_stays_frozen(collector):
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    with fewer_collections():
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == frozen
+
+
+def test_a_threshold_the_code_inside_sets_is_kept(collector):
     with fewer_collections():
         assert gc.get_threshold() == (EXPLORE_THRESHOLD, 10, 10)
         gc.set_threshold(1234, 5, 5)
