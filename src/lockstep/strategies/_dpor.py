@@ -349,12 +349,7 @@ class DporStrategy:
         known = self._events
         pending = step.pending
         for c in choices:
-            op = pending[c.thread]
-            key = (c.thread, c.kind, id(op))
-            event = known.get(key)
-            if event is None or event.op is not op:
-                event = known[key] = _Event.of(c, op)  # a step's event is a value
-            events[c] = event
+            events[c] = _event_for(known, c, pending[c.thread])
         if i < len(self._stack):
             node = self._stack[i]
             if node.events != events:
@@ -713,20 +708,26 @@ def _final_pending(outcome: ExecutionOutcome, length: int) -> list[_Event]:
     return [_Event.of(Choice.of(t, "run"), op) for t, op in sorted(pending.items())]
 
 
+def _event_for(
+    known: dict[tuple[int, str, int], _Event], choice: Choice, op: OpDescriptor
+) -> _Event:
+    """The event of ``choice`` running ``op``, from ``known`` (DporStrategy._events) when
+    it is there for this very operation, else made and kept there (a step's event is a
+    value: the same operation and choice give the same event)."""
+    key = (choice.thread, choice.kind, id(op))
+    event = known.get(key)
+    if event is None or event.op is not op:
+        event = known[key] = _Event.of(choice, op)
+    return event
+
+
 def _trace_events(
     steps: Sequence[StepRecord], known: dict[tuple[int, str, int], _Event]
 ) -> list[_Event]:
     """The executed steps as events (taken from ``known``, the strategy's events by
     operation, where they are there); a ``Condition.wait`` also conflicts with the lock
     it releases, learnt from the same thread's later ``Condition.reacquire``."""
-    events = []
-    for s in steps:
-        op, choice = s.op, s.choice
-        key = (choice.thread, choice.kind, id(op))
-        event = known.get(key)
-        if event is None or event.op is not op:
-            event = known[key] = _Event.of(choice, op)  # a step's event is a value
-        events.append(event)
+    events = [_event_for(known, s.choice, s.op) for s in steps]
     reacquired: dict[int, Hashable] = {}
     for k in range(len(events) - 1, -1, -1):
         event = events[k]
