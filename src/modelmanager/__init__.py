@@ -15,6 +15,13 @@ from modelmanager.errors import (
 )
 from modelmanager.errors import ModelNotFound as ModelNotFound
 from modelmanager.errors import UnsupportedOperation as UnsupportedOperation
+from modelmanager.link import InnerLink as InnerLink
+from modelmanager.link import LayerLink as LayerLink
+from modelmanager.link import TryLifecycle as TryLifecycle
+from modelmanager.link import WarmHit as WarmHit
+from modelmanager.link import WarmRecord as WarmRecord
+from modelmanager.link import WarmView as WarmView
+from modelmanager.link import clear_each as clear_each
 from modelmanager.manager import ModelManager as ModelManager
 from modelmanager.memory import ScriptedMemoryProbe as ScriptedMemoryProbe
 from modelmanager.memory import default_memory_probe as default_memory_probe
@@ -43,8 +50,10 @@ CONCURRENCY_MODULES: tuple[str, ...] = (
 __all__ = [
     "CONCURRENCY_MODULES",
     "CacheFull",
+    "InnerLink",
     "InvalidArgument",
     "InvalidArgumentType",
+    "LayerLink",
     "LifecycleEntryInfo",
     "LockTimeout",
     "ManagerLike",
@@ -61,8 +70,13 @@ __all__ = [
     "ModelRegistry",
     "ScriptedMemoryProbe",
     "TorchCudaMemoryProbe",
+    "TryLifecycle",
     "UnsupportedOperation",
+    "WarmHit",
+    "WarmRecord",
+    "WarmView",
     "WithFixedSizeCache",
+    "clear_each",
     "default_memory_probe",
     "torch_parameter_bytes",
 ]

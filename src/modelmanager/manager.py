@@ -41,10 +41,10 @@ noted):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from modelmanager._validation import (
     check_alias,
@@ -58,6 +58,7 @@ from modelmanager._validation import (
 from modelmanager.errors import LockTimeout, ModelNotFound
 from modelmanager.leases import LeaseTable
 from modelmanager.lifecycle import LifecycleTable
+from modelmanager.link import InnerLink, LayerLink, WarmView, clear_each
 from modelmanager.protocols import Model, ModelFactory
 from modelmanager.records import LifecycleEntryInfo, ModelDescription
 from modelmanager.statistics import Counters, ManagerStatistics
@@ -65,7 +66,7 @@ from modelmanager.statistics import Counters, ManagerStatistics
 if TYPE_CHECKING:  # annotations only: this module creates no lock itself
     import threading
 
-__all__ = ["ModelManager", "WarmView"]
+__all__ = ["ModelManager"]
 
 logger = logging.getLogger(__name__)
 
@@ -118,20 +119,6 @@ class _Lease:
         if self._entered:
             self._entered = False
             self._manager._leases.give_back(self._resolved_id)
-
-
-class WarmView(NamedTuple):
-    """What a cache layered directly on a manager shares with it (see ``_warm_view``).
-
-    ``lock`` is the manager's state lock; ``records`` maps each registered
-    resolved id to its record (``_Loaded``). Holding ``lock``, the cache may
-    read ``records``, read a record's ``unloading`` and count a warm hit with
-    ``record.hits += 1`` (it shows in this manager's statistics and
-    descriptions, as if this manager had answered it); nothing else.
-    """
-
-    lock: threading.Lock
-    records: dict[str, _Loaded]
 
 
 class ModelManager:
@@ -278,7 +265,7 @@ class ModelManager:
         Raises an :class:`ExceptionGroup` of the failures (each failed model
         stays loaded). A BaseException that is not an Exception stops at once.
         """
-        _clear_all(self, self.keys())
+        clear_each(self.keys(), self.remove)
 
     def keys(self) -> list[str]:
         """The resolved ids currently loaded (a snapshot)."""
@@ -364,6 +351,28 @@ class ModelManager:
         check_model_id(resolved_id, "resolved_id")
         return self._lifecycle.hold(resolved_id, self._lock_timeout)
 
+    def inner_link(self) -> InnerLink:
+        """What the layer directly above may use of this manager (:mod:`modelmanager.link`).
+
+        Each part is offered only while this class keeps the code it stands
+        in for: ``warm_view`` (the state lock and records) while it keeps
+        ``add_model`` and its warm step, ``warm_hit`` (that warm step) while
+        it keeps ``add_model``, ``try_lifecycle`` (a non-waiting take of the
+        id's lifecycle) while it keeps ``lifecycle``. A subclass's override
+        then runs on every call instead.
+        """
+        cls, base = type(self), ModelManager
+        own_add = cls.add_model is base.add_model
+        return LayerLink(
+            warm_view=(
+                WarmView(self._state_lock, self._models)
+                if own_add and cls._warm_hit is base._warm_hit
+                else None
+            ),
+            warm_hit=self._warm_hit if own_add else None,
+            try_lifecycle=self._try_lifecycle if cls.lifecycle is base.lifecycle else None,
+        )
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(models={self.keys()!r}, leases={self.lease_counts()!r}, "
@@ -375,45 +384,8 @@ class ModelManager:
     def _resolve(self, model_id: str, model_id_alias: str | None) -> str:
         return model_id_alias if model_id_alias is not None else model_id
 
-    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
-        """What an outer layer may call to record a warm add without this layer's add_model.
-
-        The callable answers like the warm step of :meth:`add_model` (True: a
-        hit was recorded; False: nothing changed, call ``add_model``). None
-        when a subclass overrides ``add_model`` (its override must run).
-        """
-        if type(self).add_model is not ModelManager.add_model:
-            return None
-        return self._warm_hit
-
-    def _try_lifecycle_hook(self) -> Callable[[str], AbstractContextManager[None] | None] | None:
-        """What an outer layer may call to take an id's lifecycle without waiting.
-
-        The callable returns the held lifecycle (a context manager to exit), or
-        None, nothing changed, when another thread holds it (a cache's
-        eviction skips such a victim instead of waiting for it while it holds
-        other choices). None when a subclass overrides ``lifecycle``.
-        """
-        if type(self).lifecycle is not ModelManager.lifecycle:
-            return None
-        return self._try_lifecycle
-
     def _try_lifecycle(self, resolved_id: str) -> AbstractContextManager[None] | None:
         return self._lifecycle.try_hold(resolved_id)
-
-    def _warm_view(self) -> WarmView | None:
-        """The state lock and records, for a cache layered directly on this manager.
-
-        The cache then guards its own bookkeeping with this one lock and
-        answers a warm add with one lock and no call into this layer (the
-        same check as :meth:`_warm_hit`, inlined). None when a subclass
-        overrides ``add_model`` or ``_warm_hit`` (its override must run).
-        """
-        cls = type(self)
-        base = ModelManager
-        if cls.add_model is not base.add_model or cls._warm_hit is not base._warm_hit:
-            return None
-        return WarmView(self._state_lock, self._models)
 
     def _warm_hit(self, resolved_id: str) -> bool:
         # acquire/try/finally rather than ``with``: measurably cheaper on the
@@ -511,20 +483,3 @@ class ModelManager:
             yield model
         finally:
             self._leases.give_back(resolved_id)
-
-
-def _clear_all(
-    stack: Any, resolved_ids: list[str], remove: Callable[[str], None] | None = None
-) -> None:
-    """Remove ``resolved_ids`` in order through ``remove`` (default ``stack.remove``);
-    group the failures."""
-    failures: list[Exception] = []
-    remove_one = remove if remove is not None else stack.remove
-    for resolved_id in resolved_ids:
-        try:
-            remove_one(resolved_id)
-        except Exception as error:
-            error.add_note(f"while clearing: removing model {resolved_id!r} failed")
-            failures.append(error)
-    if failures:
-        raise ExceptionGroup(f"clear() failed for {len(failures)} model(s)", failures)

@@ -6,7 +6,9 @@
   ``Mapping[str, factory]`` is accepted wherever a registry is.
 * :class:`MemoryProbe` — how free accelerator memory is measured and released.
 * :class:`ManagerLike` — what every layer of a stack (the manager and every
-  decorator) provides; decorators wrap any ``ManagerLike``.
+  decorator) provides; decorators wrap any ``ManagerLike``. Its
+  ``inner_link()`` is the seam between two layers
+  (:class:`~modelmanager.link.InnerLink`, in :mod:`modelmanager.link`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from modelmanager.link import InnerLink
     from modelmanager.records import LifecycleEntryInfo, ModelDescription
     from modelmanager.statistics import ManagerStatistics
 
@@ -100,3 +103,5 @@ class ManagerLike(Protocol):
     def lease_counts(self) -> dict[str, int]: ...
 
     def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]: ...
+
+    def inner_link(self) -> InnerLink: ...

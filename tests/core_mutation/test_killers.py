@@ -72,7 +72,7 @@ def test_warm_add_answers_without_the_lifecycle(
     """A warm add answers under the LRU lock alone (module doc, "The warm path").
 
     Kills the mutants that disable or break the fast path (``_fast_warm_hit``
-    conditions, ``_fast_warm_hit_hook``, ``_fast_warm_hit_unpinned``): the
+    conditions, ``inner_link``, ``_fast_warm_hit_unpinned``): the
     full protocol would give the same result, but through the lifecycle.
     """
     stack, cache, manager, _ = _stack(outer=outer)
@@ -581,7 +581,7 @@ def test_concurrent_adds_of_one_id_share_a_slot_and_the_pin() -> None:
 def test_cache_over_cache_takes_the_full_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outer cache over a cache answers a warm add through its full protocol.
 
-    A cache offers no warm step to an outer layer (``_fast_warm_hit_hook`` is
+    A cache offers no warm step to an outer layer (``inner_link().warm_hit`` is
     None), so the outer add takes the id's lifecycle and its inner add is the
     inner cache's warm path: the inner LRU moves, a victim the inner cache
     had chosen is rescued, the hit is counted once, only the outer pins.
@@ -589,7 +589,7 @@ def test_cache_over_cache_takes_the_full_protocol(monkeypatch: pytest.MonkeyPatc
     manager = ModelManager(ScriptedRegistry())
     inner = WithFixedSizeCache(manager, max_size=4)
     outer = WithFixedSizeCache(inner, max_size=4)
-    assert inner._fast_warm_hit_hook() is None
+    assert inner.inner_link().warm_hit is None
     outer.add_model("a")
     outer.add_model("b")
     inner._book.choose("a", "z")  # chosen by an inner eviction that has not committed yet

@@ -62,14 +62,14 @@ class _CountingManager(ModelManager):
 def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``_fast_warm_hit_hook``: the plain manager's warm hit; None under an override.
+    """``inner_link().warm_hit``: the plain manager's warm hit; None under an override.
 
     Through a pass-through decorator, a cache's warm add of a plain manager
     records the hit without entering the id's lifecycle; over a subclass that
     overrides ``add_model``, every add reaches the override.
     """
     manager = ModelManager(ScriptedRegistry())
-    assert manager._fast_warm_hit_hook() is not None
+    assert manager.inner_link().warm_hit is not None
     cache = WithFixedSizeCache(ModelManagerDecorator(manager), max_size=2)
     cache.add_model("a")
     entered = _spy_on_lifecycle(monkeypatch, manager)
@@ -78,7 +78,7 @@ def test_a_manager_offers_its_warm_step_unless_add_model_is_overridden(
     assert manager.describe_models()[0].hits == 1
 
     counting = _CountingManager(ScriptedRegistry())
-    assert counting._fast_warm_hit_hook() is None
+    assert counting.inner_link().warm_hit is None
     over_counting = WithFixedSizeCache(ModelManagerDecorator(counting), max_size=2)
     over_counting.add_model("a")
     over_counting.add_model("a")
@@ -185,7 +185,7 @@ def test_a_cache_clear_removes_without_restoring_in_between() -> None:
 
     Over its bound (``on_full="proceed"`` admitted ``b`` while ``a`` is
     leased), a clear whose first removal fails (``a`` is still leased) goes
-    on to remove ``b``. Kills ``_clear_all`` ignoring the ``remove`` it is
+    on to remove ``b``. Kills ``clear_each`` ignoring the ``remove`` it is
     given (the cache's public ``remove``, which restores the bound after
     each removal, would evict ``b`` instead of removing it).
     """
@@ -238,21 +238,21 @@ class _WarmCountingManager(ModelManager):
 
 
 def test_a_cache_directly_over_a_manager_runs_its_overrides_on_warm_adds() -> None:
-    """A manager offers its state lock and records (``_warm_view``) only while it
+    """A manager offers its state lock and records (``inner_link().warm_view``) only while it
     keeps both ``add_model`` and ``_warm_hit``; a cache over a subclass that
     overrides either one reaches the override on every warm add.
 
-    Kills ``_warm_view`` offering them when only one of the two is overridden.
+    Kills ``inner_link`` offering them when only one of the two is overridden.
     """
     counting = _CountingManager(ScriptedRegistry())
-    assert counting._warm_view() is None
+    assert counting.inner_link().warm_view is None
     cache = WithFixedSizeCache(counting, max_size=2)
     cache.add_model("a")
     cache.add_model("a")
     assert counting.adds == ["a", "a"]
 
     warm = _WarmCountingManager(ScriptedRegistry())
-    assert warm._warm_view() is None
+    assert warm.inner_link().warm_view is None
     over_warm = WithFixedSizeCache(warm, max_size=2)
     over_warm.add_model("a")
     warm.warm.clear()

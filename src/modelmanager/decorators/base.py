@@ -4,8 +4,9 @@ It delegates every public method of the core API explicitly, so any depth of
 decorators composes (B11), and it has no "already loaded?" fast path of its
 own: every call goes to the inner layer, which answers a warm add only under
 its own lock and only for a model that is not being unloaded, else under the
-id's lifecycle (B4). ``_fast_warm_hit_hook`` hands an outer cache that inner
-warm step, so a stack of pass-through layers costs nothing on the warm path.
+id's lifecycle (B4). Its :meth:`~ModelManagerDecorator.inner_link` forwards
+that inner warm step (and the non-waiting lifecycle take) to an outer cache,
+so a stack of pass-through layers costs nothing on the warm path.
 Methods that only some layers provide (the cache's ``pin_model``,
 ``unpin_model``, ``pinned``, ``lru_order``, ``in_flight_loads``, ``refresh``,
 ``weights``)
@@ -22,11 +23,11 @@ the base delegates ``acquire`` to the inner layer as a whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
 from modelmanager.errors import InvalidArgumentType, UnsupportedOperation
+from modelmanager.link import InnerLink, LayerLink
 from modelmanager.protocols import ManagerLike, Model
 from modelmanager.records import LifecycleEntryInfo, ModelDescription
 from modelmanager.statistics import ManagerStatistics
@@ -49,6 +50,7 @@ _REQUIRED_METHODS = (
     "lifecycle_snapshot",
     "lease_counts",
     "lifecycle",
+    "inner_link",
 )
 
 
@@ -170,29 +172,20 @@ class ModelManagerDecorator:
         """See :meth:`ModelManager.lifecycle` (reaches the innermost manager)."""
         return self._manager.lifecycle(resolved_id)
 
-    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
-        """The inner layers' warm hit, for an outer layer's warm path; None if none.
+    def inner_link(self) -> InnerLink:
+        """The inner layer's link, forwarded as far as this layer passes through.
 
-        A pass-through layer has no state of its own, so it offers its inner
-        layer's hook, unless a subclass overrides ``add_model`` (its override
-        must see every add). The callable records a warm add of a resolved id
-        atomically and returns True, or changes nothing and returns False.
+        ``warm_hit`` while this class keeps :meth:`add_model` (an override must
+        see every add), ``try_lifecycle`` while it keeps :meth:`lifecycle`;
+        never ``warm_view``: the records are the inner layer's, for the layer
+        directly above it (:mod:`modelmanager.link`).
         """
-        if type(self).add_model is not ModelManagerDecorator.add_model:
-            return None
-        hook = getattr(self._manager, "_fast_warm_hit_hook", None)
-        return hook() if callable(hook) else None
-
-    def _try_lifecycle_hook(self) -> Callable[[str], AbstractContextManager[None] | None] | None:
-        """The innermost manager's non-waiting lifecycle take; None if none.
-
-        Offered only while this layer passes ``lifecycle`` through unchanged
-        (see :meth:`ModelManager._try_lifecycle_hook`).
-        """
-        if type(self).lifecycle is not ModelManagerDecorator.lifecycle:
-            return None
-        hook = getattr(self._manager, "_try_lifecycle_hook", None)
-        return hook() if callable(hook) else None
+        link = self._manager.inner_link()
+        cls, base = type(self), ModelManagerDecorator
+        return LayerLink(
+            warm_hit=link.warm_hit if cls.add_model is base.add_model else None,
+            try_lifecycle=link.try_lifecycle if cls.lifecycle is base.lifecycle else None,
+        )
 
     # The optional methods (OPTIONAL_METHODS), delegated by name.
     in_flight_loads: Any = _OptionalMethod("in_flight_loads")

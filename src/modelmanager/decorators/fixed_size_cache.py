@@ -13,7 +13,7 @@ Internal extension points (one step each, for known-bug variants; the
 cache's own, then the two classes it is built from):
 
 * ``_bookkeeping_lock(view)`` — the lock guarding the book (the inner
-  manager's state lock when it offers a :class:`~modelmanager.manager.WarmView`).
+  manager's state lock when its link offers a :class:`~modelmanager.link.WarmView`).
 * ``_add(request, after_load)`` — the whole cold add (the warm path stands in for it).
 * ``_warm_hit(resolved_id, request) -> bool`` — under the id's lifecycle: a
   registered id is used (and pinned) and the inner add records the hit.
@@ -39,10 +39,10 @@ cache's own, then the two classes it is built from):
 
 The warm path of ``add_model`` (written once, inline in ``add_model``) is used
 only while a subclass keeps ``_add``, ``_warm_hit`` and ``_load``, and the
-inner layer offers a warm step: a :class:`WarmView` (a ``ModelManager``
-directly beneath) or a ``_fast_warm_hit_hook`` (a manager under pass-through
-decorators). A cache offers none, so a cache over a cache takes the full
-protocol.
+inner layer's :meth:`inner_link` offers a warm step: a
+:class:`~modelmanager.link.WarmView` (a ``ModelManager`` directly beneath) or
+a ``warm_hit`` (a manager under pass-through decorators). A cache offers none,
+so a cache over a cache takes the full protocol.
 """
 
 # Design notes (the essay is docs/cache-design.md):
@@ -72,7 +72,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
 from typing import Any, ClassVar, Literal, TypeVar
@@ -110,7 +110,7 @@ from modelmanager.errors import (
     attach_secondary,
     note_swallowed,
 )
-from modelmanager.manager import WarmView, _clear_all
+from modelmanager.link import InnerLink, LayerLink, TryLifecycle, WarmHit, WarmView, clear_each
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
 from modelmanager.records import ModelDescription
@@ -466,8 +466,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._queue_lock_timeout = queue_timeout
         self._memory_probe: MemoryProbe | None = probe
         self._counters = Counters()
-        view_of = getattr(self._manager, "_warm_view", None)
-        view: WarmView | None = view_of() if callable(view_of) else None
+        # The seam to the inner layer (modelmanager.link), asked once.
+        link = self._manager.inner_link()
+        view = link.warm_view
         self._lru_lock = self._bookkeeping_lock(view)
         self._lru_changed = threading.Condition(self._lru_lock)
         # Guarded by _lru_lock: the book (_lru and _marks are its dicts, kept
@@ -480,22 +481,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         )
         # Takes a victim's lifecycle without waiting (None: the stack has no such
         # step, and an eviction waits for the lifecycle as a remove does).
-        try_hook = getattr(self._manager, "_try_lifecycle_hook", None)
-        self._try_lifecycle: Callable[[str], AbstractContextManager[None] | None] | None = (
-            try_hook() if callable(try_hook) else None
-        )
+        self._try_lifecycle: TryLifecycle | None = link.try_lifecycle
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
-        self._records: dict[str, Any] | None = None
-        self._inner_warm_hit: Callable[[str], bool] | None = None
+        self._records: Mapping[str, Any] | None = None
+        self._inner_warm_hit: WarmHit | None = None
         self._warm_on = False
         if view is not None and self._lru_lock is view.lock:
             self._records = view.records
         if self._fast_add:
-            hook = getattr(self._manager, "_fast_warm_hit_hook", None)
             if self._records is not None:
                 self._warm_on = True
-            elif callable(hook) and (inner_hit := hook()) is not None:
+            elif (inner_hit := link.warm_hit) is not None:
                 self._inner_warm_hit = inner_hit
                 self._warm_on = True
         records = self._records
@@ -669,7 +666,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         order = self.lru_order()
         order += [resolved_id for resolved_id in self.keys() if resolved_id not in order]
-        _clear_all(self, order, lambda resolved_id: self._remove_locked(resolved_id, True))
+        clear_each(order, lambda resolved_id: self._remove_locked(resolved_id, True))
 
     def statistics(self) -> ManagerStatistics:
         """The inner layer's statistics plus this cache's counters."""
@@ -854,14 +851,17 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """The lock guarding the book: the inner manager's state lock if it shares one."""
         return view.lock if view is not None else threading.Lock()
 
-    def _fast_warm_hit_hook(self) -> Callable[[str], bool] | None:
-        """None: a cache offers no warm step to an outer layer.
+    def inner_link(self) -> InnerLink:
+        """What an outer layer may use of this cache: ``try_lifecycle`` only.
 
-        Its warm path lives in :meth:`add_model` only (one copy, no extra
-        call on the hottest path), so an outer cache stacked on this one
-        takes its full protocol, whose inner add is this cache's warm path.
+        No ``warm_hit``: the cache's warm path lives in :meth:`add_model` only
+        (one copy, no extra call on the hottest path), so an outer cache
+        stacked on this one takes its full protocol, whose inner add is this
+        cache's warm path. No ``warm_view`` (a manager's only). The inner
+        layer's non-waiting lifecycle take is forwarded while this class keeps
+        ``lifecycle`` (see :meth:`ModelManagerDecorator.inner_link`).
         """
-        return None
+        return LayerLink(try_lifecycle=super().inner_link().try_lifecycle)
 
     def _lru_lock_timed_out(self) -> None:
         self._counters.increment("lock_timeouts")
