@@ -41,8 +41,12 @@ The warm path of ``add_model`` (written once, inline in ``add_model``) is used
 only while a subclass keeps ``_add``, ``_warm_hit`` and ``_load``, and the
 inner layer's :meth:`inner_link` offers a warm step: a
 :class:`~modelmanager.link.WarmView` (a ``ModelManager`` directly beneath) or
-a ``warm_hit`` (a manager under pass-through decorators). A cache offers none,
-so a cache over a cache takes the full protocol.
+a ``warm_hit`` (a manager under pass-through decorators). A cache offers none
+(the inherited :meth:`ModelManagerDecorator.inner_link` drops it, as for any
+layer that overrides ``add_model``: the warm path lives in :meth:`add_model`
+only, one copy, no extra call on the hottest path), so a cache over a cache
+takes the full protocol, whose inner add is the inner cache's warm path; it
+forwards ``try_lifecycle``.
 """
 
 # Design notes (the essay is docs/cache-design.md):
@@ -110,7 +114,7 @@ from modelmanager.errors import (
     attach_secondary,
     note_swallowed,
 )
-from modelmanager.link import InnerLink, LayerLink, TryLifecycle, WarmHit, WarmView, clear_each
+from modelmanager.link import TryLifecycle, WarmHit, WarmView, clear_each
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
 from modelmanager.records import ModelDescription
@@ -850,18 +854,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def _bookkeeping_lock(self, view: WarmView | None) -> threading.Lock:
         """The lock guarding the book: the inner manager's state lock if it shares one."""
         return view.lock if view is not None else threading.Lock()
-
-    def inner_link(self) -> InnerLink:
-        """What an outer layer may use of this cache: ``try_lifecycle`` only.
-
-        No ``warm_hit``: the cache's warm path lives in :meth:`add_model` only
-        (one copy, no extra call on the hottest path), so an outer cache
-        stacked on this one takes its full protocol, whose inner add is this
-        cache's warm path. No ``warm_view`` (a manager's only). The inner
-        layer's non-waiting lifecycle take is forwarded while this class keeps
-        ``lifecycle`` (see :meth:`ModelManagerDecorator.inner_link`).
-        """
-        return LayerLink(try_lifecycle=super().inner_link().try_lifecycle)
 
     def _lru_lock_timed_out(self) -> None:
         self._counters.increment("lock_timeouts")
