@@ -42,15 +42,9 @@ class CountingLayer(ModelManagerDecorator):
         self.cold_adds: list[str] = []
         self.warm_adds = 0
 
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        **load_kwargs: Any,
-    ) -> None:
+    def add_model(self, model_id: str, *args: Any, **kwargs: Any) -> None:
         self.cold_adds.append(model_id)
-        super().add_model(model_id, api_key, model_id_alias, **load_kwargs)
+        super().add_model(model_id, *args, **kwargs)
 
     def inner_link(self) -> InnerLink:
         inner = self.manager.inner_link()
