@@ -5,8 +5,8 @@ reservations.  `RetiringTable` is the core's `LifecycleTable` with one
 method, `hold`, replaced by a small copy (reserve, bounded wait, depth
 under the state lock, release) that also retires the entry when
 `retire_while_holding` / `retire_after_release` say so; the three variants
-differ only in those two answers.  `manager_with(table_cls)` swaps the table
-into a `ModelManager` (construction wiring, no behaviour).
+differ only in those two answers.  `manager_with(table_cls)` names the table
+class of a `ModelManager` (construction wiring, no behaviour).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class RetiringTable(LifecycleTable):
     def retire(self, entry: Any) -> None:
         """Delete `entry` from the table if it is still the current one."""
         resolved_id: str = entry.resolved_id
-        with self._state_lock:
+        with self.state_lock:
             if self._entries.get(resolved_id) is entry:
                 del self._entries[resolved_id]
 
@@ -60,7 +60,7 @@ class _RetiringHold:
             if table._on_timeout is not None:  # counted, like the core's hold
                 table._on_timeout()
             raise LockTimeout(f"the lifecycle lock of model {self._resolved_id!r}", self._timeout)
-        with table._state_lock:
+        with table.state_lock:
             self._outermost = entry.depth == 0
             entry.depth += 1
         self._entry = entry
@@ -68,7 +68,7 @@ class _RetiringHold:
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         table, entry = self._table, self._entry
         failed = exc_type is not None
-        with table._state_lock:
+        with table.state_lock:
             entry.depth -= 1
         if self._outermost and table.retire_while_holding(failed):
             table.retire(entry)
@@ -82,11 +82,7 @@ def manager_with(table_cls: type[RetiringTable]) -> type[ModelManager]:
     """A `ModelManager` subclass using `table_cls` as its lifecycle table."""
 
     class Manager(ModelManager):
-        def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
-            super().__init__(registry, lock_timeout=lock_timeout)
-            self._lifecycle = table_cls(
-                on_timeout=lambda: self._counters.increment("lock_timeouts")
-            )
+        _lifecycle_table_class = table_cls
 
     Manager.__name__ = Manager.__qualname__ = f"ModelManagerWith{table_cls.__name__}"
     return Manager

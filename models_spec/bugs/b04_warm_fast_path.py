@@ -27,7 +27,7 @@ class UnlockedFastPathCache(WithFixedSizeCache):
     def _add(self, request: Any, after_load: Callable[[str], Any] | None) -> Any:
         resolved_id = request.resolved_id
         lockstep.checkpoint(f"unlocked loaded-check:{resolved_id}", resource=resolved_id)
-        if resolved_id in self._manager:
+        if resolved_id in self.manager:
             with self._lru_guard():
                 lru = self._book.lru  # upstream re-appends on a "hit" (no state machine)
                 lru.setdefault(resolved_id, None)

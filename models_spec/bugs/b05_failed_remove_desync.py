@@ -8,7 +8,6 @@ from the LRU: never evictable again (I5; I4 at quiescence).
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
-from modelmanager._validation import check_bool, check_model_id
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
@@ -20,11 +19,9 @@ class ForgetFirstCache(WithFixedSizeCache):
     """Drops the id from the LRU before the inner removal runs (upstream)."""
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        check_model_id(model_id)
-        check_bool(delete_from_disk, "delete_from_disk")
-        with self._manager.lifecycle(model_id):
+        with self.manager.lifecycle(model_id):
             self._forget(model_id)
-            self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+            self.manager.remove(model_id, delete_from_disk=delete_from_disk)
 
 
 BUG = Bug(

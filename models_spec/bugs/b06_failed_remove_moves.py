@@ -8,7 +8,6 @@ failed remove of X turns `[A, X, B]` into `[A, B, X]` (I5).
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
-from modelmanager._validation import check_bool, check_model_id
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
@@ -20,13 +19,11 @@ class AppendingRollbackCache(WithFixedSizeCache):
     """Forget first, re-append on failure (a rollback that forgets the position)."""
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        check_model_id(model_id)
-        check_bool(delete_from_disk, "delete_from_disk")
-        with self._manager.lifecycle(model_id):
+        with self.manager.lifecycle(model_id):
             was_listed = self._book.listed(model_id)
             self._forget(model_id)
             try:
-                self._manager.remove(model_id, delete_from_disk=delete_from_disk)
+                self.manager.remove(model_id, delete_from_disk=delete_from_disk)
             except BaseException:
                 if was_listed:
                     with self._lru_changed:

@@ -92,7 +92,7 @@ class AppendBeforeLoadCache(WithFixedSizeCache):
     def _add(self, request: Any, after_load: Callable[[str], Any] | None) -> Any:
         resolved_id = request.resolved_id
         lockstep.checkpoint(f"unlocked loaded-check:{resolved_id}", resource=resolved_id)
-        if resolved_id not in self._manager:
+        if resolved_id not in self.manager:
             with self._lru_guard():
                 self._book.lru.append(resolved_id)  # type: ignore[attr-defined]
         return super()._add(request, after_load)

@@ -21,7 +21,7 @@ class CanonicalWarmCheckCache(WithFixedSizeCache):
     """Answers a warm hit when the *canonical* id is loaded (upstream)."""
 
     def _warm_hit(self, resolved_id: str, request: Any) -> bool:
-        if request.model_id not in self._manager:
+        if request.model_id not in self.manager:
             return False
         with self._lru_guard():
             lru = self._book.lru  # lists the alias although nothing is loaded under it

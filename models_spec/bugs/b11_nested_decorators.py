@@ -23,7 +23,7 @@ class InnermostAssumingDecorator(ModelManagerDecorator):
     """A pass-through layer whose `lifecycle` assumes it wraps the manager itself."""
 
     def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]:
-        inner: Any = self._manager
+        inner: Any = self.manager
         return inner._lifecycle.hold(resolved_id, inner.lock_timeout)  # type: ignore[no-any-return]
 
 

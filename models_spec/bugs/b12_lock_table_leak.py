@@ -9,7 +9,6 @@ unknown id removed (I9 at quiescence).
 from __future__ import annotations
 
 from modelmanager import ModelManager
-from modelmanager._validation import check_bool, check_model_id
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
@@ -21,9 +20,7 @@ class LeakyRemoveManager(ModelManager):
     """Removing an unknown id creates its lock entry and never retires it."""
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        check_model_id(model_id)
-        check_bool(delete_from_disk, "delete_from_disk")
-        if model_id not in self._models:
+        if model_id not in self:
             self._lifecycle._reserve(model_id)  # the entry upstream creates and keeps
             return
         super().remove(model_id, delete_from_disk)

@@ -7,7 +7,6 @@ that is not loaded puts it in the LRU (I4 at quiescence: a phantom).
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
-from modelmanager._validation import check_model_id
 from models_spec.bugs._support import cache_over_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
@@ -19,7 +18,6 @@ class AppendingRefreshCache(WithFixedSizeCache):
     """`refresh` moves the id to the most-recent end, appending it if absent (upstream)."""
 
     def refresh(self, model_id: str) -> None:
-        check_model_id(model_id)
         with self._lru_guard():
             lru = self._book.lru  # appends an unloaded id: a phantom
             lru.setdefault(model_id, None)

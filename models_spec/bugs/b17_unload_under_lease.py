@@ -62,8 +62,8 @@ class EvictionIgnoresLeasesCache(WithFixedSizeCache):
     policy_class = LeaseBlindPolicy
 
     def _evict_one(self, victim: str) -> bool:
-        with self._manager.lifecycle(victim):
-            if victim not in self._manager or victim in self._book.pins:
+        with self.manager.lifecycle(victim):
+            if victim not in self.manager or victim in self._book.pins:
                 self._forget(victim)
                 return False
             with self._lru_changed:
@@ -71,7 +71,7 @@ class EvictionIgnoresLeasesCache(WithFixedSizeCache):
                 if not book.chosen(victim):  # rescued meanwhile: committed all the same
                     book.choose(victim, None)
                 book.start_unload(victim)
-            self._manager.remove(victim, delete_from_disk=False)  # waits for the lease
+            self.manager.remove(victim, delete_from_disk=False)  # waits for the lease
             self._forget(victim)
             return True
 

@@ -1,8 +1,8 @@
 """B18 lost wake-up: a lease give-back wakes one drain waiter (``notify``), not all.
 
-Bug path: `LeaseTable.give_back` (one override, in `NotifyOneLeaseTable`);
-`NotifyOneManager` only installs a lifecycle table holding that lease table
-(construction wiring).  Every remove draining leases on a manager waits on
+Bug path: `LeaseTable._wake_drainers` (one override, in `NotifyOneLeaseTable`);
+`NotifyOneManager` only names a lifecycle table class holding that lease
+table class (construction wiring).  Every remove draining leases on a manager waits on
 the same condition, whatever id it drains, so one ``notify()`` can wake a
 waiter of another id, which finds its own lease still held and waits again,
 while the waiter whose lease was just given back stays blocked until its
@@ -13,7 +13,6 @@ had slipped past every test of its time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from modelmanager import ModelManager
@@ -29,32 +28,18 @@ __all__ = ["BUG", "NotifyOneLeaseTable", "NotifyOneManager"]
 class NotifyOneLeaseTable(LeaseTable):
     """The core's lease table whose give-back wakes a single drain waiter."""
 
-    def give_back(self, resolved_id: str) -> None:
-        """The core's `give_back` with ``notify()`` where it has ``notify_all()``."""
-        with self._lock:
-            remaining = self._counts[resolved_id] - 1
-            if remaining:
-                self._counts[resolved_id] = remaining
-            else:
-                del self._counts[resolved_id]
-                if self._drain_waiters:
-                    self._released.notify()
+    def _wake_drainers(self, released: Any) -> None:
+        released.notify()  # the core wakes them all: each waits for its own id
 
 
 class _NotifyOneTable(LifecycleTable):
-    def __init__(self, on_timeout: Callable[[], None] | None = None) -> None:
-        super().__init__(on_timeout)
-        self.leases = NotifyOneLeaseTable(self._state_lock)
+    _lease_table_class = NotifyOneLeaseTable
 
 
 class NotifyOneManager(ModelManager):
     """A `ModelManager` whose lifecycle table holds a `NotifyOneLeaseTable`."""
 
-    def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
-        super().__init__(registry, lock_timeout=lock_timeout)
-        self._lifecycle = _NotifyOneTable(
-            on_timeout=lambda: self._counters.increment("lock_timeouts")
-        )
+    _lifecycle_table_class = _NotifyOneTable
 
 
 BUG = Bug(

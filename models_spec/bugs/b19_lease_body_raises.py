@@ -1,7 +1,8 @@
 """B19 lease body raises: ``acquire`` gives the lease back after ``yield``, not in ``finally``.
 
-Bug path: `ModelManager._acquire_context` (one override), the generator
-behind ``ModelManager.acquire``.  When the ``with`` body raises (an
+Bug path: `ModelManager._give_back_after_raise` (one override: it does
+nothing), the give-back of the generator behind ``ModelManager.acquire``
+when its body raised.  When the ``with`` body raises (an
 inference error), the exception leaves the generator at its ``yield`` and
 the give-back after it never runs: the lease outlives its context (I18) and
 the model can never be removed (a later remove waits out its timeout).  The
@@ -12,11 +13,7 @@ manager's lease context), so the variant is a bare manager.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from modelmanager import Model, ModelManager
+from modelmanager import ModelManager
 from models_spec.bugs._support import BARE_CAPABILITIES, bare_manager
 from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
@@ -27,20 +24,8 @@ __all__ = ["BUG", "LeakyAcquireManager"]
 class LeakyAcquireManager(ModelManager):
     """`acquire` whose give-back is skipped when the body raises."""
 
-    @contextmanager
-    def _acquire_context(
-        self,
-        model_id: str,
-        api_key: str | None,
-        model_id_alias: str | None,
-        load_kwargs: dict[str, Any],
-    ) -> Iterator[Model]:
-        resolved_id = self._resolve(model_id, model_id_alias)
-        with self.lifecycle(resolved_id):
-            self.add_model(model_id, api_key, model_id_alias, **load_kwargs)
-            model = self._take_lease(resolved_id)
-        yield model
-        self._leases.give_back(resolved_id)  # not in a finally: a raising body skips it
+    def _give_back_after_raise(self, resolved_id: str) -> None:
+        return None  # upstream gave the lease back after the yield, not in a finally
 
 
 BUG = Bug(

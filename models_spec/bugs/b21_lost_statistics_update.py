@@ -14,8 +14,6 @@ both (the counters are declared for lock-free reads, not for lost updates).
 
 from __future__ import annotations
 
-from typing import Any
-
 import lockstep
 from modelmanager import ModelManager
 from modelmanager.statistics import COUNTER_NAMES, Counters
@@ -41,9 +39,7 @@ class RacyCounters(Counters):
 class RacyStatisticsManager(ModelManager):
     """A `ModelManager` counting with `RacyCounters`."""
 
-    def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
-        super().__init__(registry, lock_timeout=lock_timeout)
-        self._counters = RacyCounters()
+    _counters_class = RacyCounters
 
 
 BUG = Bug(

@@ -1,7 +1,8 @@
 """B23 lost wake-up of a slot waiter: a failed load gives its slot back without a notify.
 
-Bug path: `WithFixedSizeCache._release_slot` (one override). A cold add reserves
-its capacity slot before it loads; a second cold add that finds the cache full of
+Bug path: `WithFixedSizeCache._notify_slot_freed` (one override: it does
+nothing, so `_release_slot` wakes nobody). A cold add reserves its
+capacity slot before it loads; a second cold add that finds the cache full of
 loads in flight waits on the cache's condition for a slot or an eviction to
 change. When the first load fails, its slot goes back to the book, but nobody is
 told: the waiter sleeps until its timeout although the slot is free (I17 under
@@ -24,9 +25,8 @@ __all__ = ["BUG", "SilentSlotReleaseCache"]
 class SilentSlotReleaseCache(WithFixedSizeCache):
     """The core cache whose released slot wakes nobody."""
 
-    def _release_slot(self, resolved_id: str) -> None:
-        with self._lru_changed:
-            self._book.release(resolved_id)
+    def _notify_slot_freed(self) -> None:
+        return None  # the slot went back, and nobody is told
 
 
 BUG = Bug(

@@ -11,6 +11,10 @@ lifecycle) therefore sees a count that can only go down.
 
 Methods ending in ``_locked`` must be called with ``lock`` held; the others
 take it. :meth:`LeaseTable.give_back` wakes a drain waiter only if one waits.
+
+Internal extension point (:attr:`LeaseTable.EXTENSION_POINTS`):
+``_wake_drainers(released)`` — how a give-back that freed an id wakes the
+drain waiters (all of them).
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ class LeaseTable:
             "(drain waits) read it under the lock"
         ),
     }
+
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset({"_wake_drainers"})
+    """The private names a subclass (a known-bug variant) may override."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset()
+    """The private names an override may use besides the public API: none."""
 
     def __init__(self, lock: threading.Lock | None = None) -> None:
         self._lock = lock if lock is not None else threading.Lock()
@@ -72,9 +81,14 @@ class LeaseTable:
             else:
                 del counts[resolved_id]
                 if self._drain_waiters:
-                    self._released.notify_all()
+                    self._wake_drainers(self._released)
         finally:
             lock.release()
+
+    def _wake_drainers(self, released: threading.Condition) -> None:
+        """Wake the drain waiters after an id's last lease went (``lock`` held): all of
+        them, since each waits for its own id."""
+        released.notify_all()
 
     # Reads take no lock: each is one atomic dict operation, so they never
     # block (safe from invariant checks at any point of another operation).

@@ -38,6 +38,11 @@ read by :meth:`LifecycleTable.held_locked`) and the lease counts
 (:attr:`LifecycleTable.leases`). A lease is counted only under the state lock
 while no thread holds the id's lifecycle, so a holder sees a lease count that
 can only go down.
+
+Internal extension points (:attr:`LifecycleTable.EXTENSION_POINTS`): the
+``_lease_table_class`` the table builds its :attr:`~LifecycleTable.leases`
+with; a variant's own ``hold`` may use the entries and reservations
+(:attr:`LifecycleTable.EXTENSION_HELPERS`).
 """
 
 from __future__ import annotations
@@ -173,6 +178,16 @@ class LifecycleTable:
         ),
     }
 
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset({"_lease_table_class"})
+    """The private names a subclass (a known-bug variant) may override."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset(
+        {"_entries", "_on_timeout", "_release_reservation", "_reserve"}
+    )
+    """The private names an override may use besides the public API: the entries
+    and their reservations (a variant's own ``hold``, e.g. upstream's retiring one)."""
+
+    _lease_table_class: ClassVar[type[LeaseTable]] = LeaseTable
+
     def __init__(self, on_timeout: Callable[[], None] | None = None) -> None:
         self._state_lock = threading.Lock()
         self.state_lock = self._state_lock
@@ -181,7 +196,7 @@ class LifecycleTable:
         self._entries: dict[str, _Entry] = {}
         self._next_generation = 1
         self._on_timeout = on_timeout
-        self.leases = LeaseTable(self._state_lock)
+        self.leases = self._lease_table_class(self._state_lock)
         """Lease counts, guarded by :attr:`state_lock`."""
 
     def _reserve(self, resolved_id: str) -> _Entry:

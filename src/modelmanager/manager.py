@@ -20,9 +20,10 @@ lifecycle holder (a removal draining leases, an eviction checking them) sees a
 lease count that can only go down (I13). When a warm path cannot answer, it
 falls back to the full protocol under the id's lifecycle.
 
-Internal extension points (small methods a known-bug variant may override to
-change exactly one step; each is called with the id's lifecycle held unless
-noted):
+Internal extension points (:attr:`ModelManager.EXTENSION_POINTS`: the
+private names a known-bug variant may override, each one step, so that a
+variant changes exactly that step without repeating a core method; each is
+called with the id's lifecycle held unless noted):
 
 * ``_resolve(model_id, model_id_alias) -> str`` — the key (alias if given).
 * ``_warm_hit(resolved_id) -> bool`` — record a hit if loaded and not being
@@ -36,6 +37,11 @@ noted):
 * ``_unregister(resolved_id)`` — bookkeeping after a successful unload.
 * ``_take_lease(resolved_id) -> model`` — lease acquisition (warm path under
   the state lock, else under the id's lifecycle).
+* ``_give_back_after_raise(resolved_id)`` — the give-back of an ``acquire``'s
+  lease when its ``with`` body raised (no lifecycle held).
+* ``_lifecycle_table_class`` / ``_counters_class`` — the
+  :class:`~modelmanager.lifecycle.LifecycleTable` and
+  :class:`~modelmanager.statistics.Counters` (sub)classes ``__init__`` builds.
 """
 
 from __future__ import annotations
@@ -145,6 +151,30 @@ class ModelManager:
         ),
     }
 
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "_construct",
+            "_counters_class",
+            "_give_back_after_raise",
+            "_lifecycle_table_class",
+            "_lookup_factory",
+            "_register",
+            "_resolve",
+            "_take_lease",
+            "_unload",
+            "_unregister",
+            "_wait_for_leases",
+            "_warm_hit",
+        }
+    )
+    """The private names a subclass (a known-bug variant) may override (module doc)."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset({"_lifecycle"})
+    """What an override may use besides the public API: the lifecycle table
+    (its own helpers are :attr:`LifecycleTable.EXTENSION_HELPERS`)."""
+
+    _lifecycle_table_class: ClassVar[type[LifecycleTable]] = LifecycleTable
+    _counters_class: ClassVar[type[Counters]] = Counters
+
     # Set through the _lifecycle setter (see there).
     _table: LifecycleTable
     _state_lock: threading.Lock
@@ -153,8 +183,8 @@ class ModelManager:
     def __init__(self, registry: Any, *, lock_timeout: float = 60.0) -> None:
         self._registry = check_registry(registry)
         self._lock_timeout = check_timeout(lock_timeout, "lock_timeout")
-        self._counters = Counters()
-        self._lifecycle = LifecycleTable(
+        self._counters = self._counters_class()
+        self._lifecycle = self._lifecycle_table_class(
             on_timeout=lambda: self._counters.increment("lock_timeouts")
         )
         # Written only under the id's lifecycle lock *and* the table's state
@@ -481,5 +511,11 @@ class ModelManager:
             model = self._take_lease(resolved_id)
         try:
             yield model
-        finally:
-            self._leases.give_back(resolved_id)
+        except BaseException:
+            self._give_back_after_raise(resolved_id)
+            raise
+        self._leases.give_back(resolved_id)
+
+    def _give_back_after_raise(self, resolved_id: str) -> None:
+        # The acquire's with body raised (or the context was closed unused).
+        self._leases.give_back(resolved_id)

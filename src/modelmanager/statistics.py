@@ -93,6 +93,11 @@ class Counters:
         ),
     }
 
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset()
+    """The private names a subclass may override: none (override :meth:`increment`)."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset({"_values"})
+    """What an override may use besides the public API: the counters' dict."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[str, int] = dict.fromkeys(sorted(COUNTER_NAMES), 0)

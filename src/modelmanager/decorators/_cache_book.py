@@ -104,6 +104,12 @@ class CacheBook:
     methods, which keep the counters and the state machine consistent.
     """
 
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset()
+    """Private names a subclass may override: none; its public methods are the
+    extension points (module doc), named by the cache's class attribute."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset()
+    """Private names an override may use: none."""
+
     __slots__ = (
         "committed_weight",
         "lru",

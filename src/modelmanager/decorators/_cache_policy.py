@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Collection, Mapping
+from typing import ClassVar
 
 from modelmanager.decorators._cache_book import CacheBook, IdState
 
@@ -79,6 +80,12 @@ class CapacityPolicy:
     weight (None: no such bound); ``estimates`` maps an id to the weight it
     had when last loaded.
     """
+
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset()
+    """Private names a subclass may override: none; its public methods are the
+    extension points (module doc), named by the cache's class attribute."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset()
+    """Private names an override may use: none."""
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ the base delegates ``acquire`` to the inner layer as a whole.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, ClassVar
 
 from modelmanager.errors import InvalidArgumentType, UnsupportedOperation
 from modelmanager.link import InnerLink, LayerLink
@@ -98,6 +98,11 @@ class ModelManagerDecorator:
 
     Thread-safe as the wrapped layer is. ``manager`` is the wrapped layer.
     """
+
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset()
+    """The private names a subclass may override: none (override public methods)."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset()
+    """The private names a subclass may use: none (the wrapped layer is :attr:`manager`)."""
 
     def __init__(self, manager: ManagerLike) -> None:
         self._manager = check_manager(manager)

@@ -9,7 +9,10 @@ decides (occupancy, victims, admission) is
 design, the interleavings each rule answers and what it gives up are in
 ``docs/cache-design.md``; the contract is in the docstrings below.
 
-Internal extension points (one step each, for known-bug variants; the
+Internal extension points (:attr:`WithFixedSizeCache.EXTENSION_POINTS`: the
+private names a known-bug variant may override, one step each; an override
+may use the book, its lock and its condition,
+:attr:`WithFixedSizeCache.EXTENSION_HELPERS`, and the public API; the
 cache's own, then the two classes it is built from):
 
 * ``_bookkeeping_lock(view)`` — the lock guarding the book (the inner
@@ -29,7 +32,8 @@ cache's own, then the two classes it is built from):
   dropped and the admission decides again, I17).
 * ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
-* ``_release_slot(resolved_id)`` — the slot of a failed or joined load.
+* ``_release_slot(resolved_id)`` — the slot of a failed or joined load;
+  ``_notify_slot_freed()`` — its wake-up of the adds waiting for room.
 * ``_forget(resolved_id)`` — unlist the id after a successful unload.
 * ``_restore(exclude)`` — evict back within the bounds after a lease or pin
   ends or a cold add finishes.
@@ -404,6 +408,35 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "lease counts, so a lease ended after that read sees the count"
         ),
     }
+
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "_add",
+            "_admit",
+            "_bookkeeping_lock",
+            "_commit_load",
+            "_evict",
+            "_evict_for_memory",
+            "_evict_memory_round",
+            "_evict_one",
+            "_forget",
+            "_joined_hit",
+            "_load",
+            "_measure_free_fraction",
+            "_notify_slot_freed",
+            "_release_memory",
+            "_release_slot",
+            "_reserve_or_select_locked",
+            "_restore",
+            "_rollback_eviction",
+            "_warm_hit",
+        }
+    )
+    """The private names a subclass (a known-bug variant) may override (module doc)."""
+    EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset({"_book", "_lru_changed", "_lru_guard"})
+    """What an override may use besides the public API: the book (``_book``), the
+    lock guarding it (``with self._lru_guard():``, bounded) and its condition
+    (``with self._lru_changed:``, unbounded, for rollbacks and commits)."""
 
     book_class: ClassVar[type[CacheBook]] = CacheBook
     """The bookkeeping (an extension point: a subclass may name its own)."""
@@ -1540,7 +1573,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def _release_slot(self, resolved_id: str) -> None:
         with self._lru_changed:
             self._book.release(resolved_id)
-            self._lru_changed.notify_all()
+            self._notify_slot_freed()
+
+    def _notify_slot_freed(self) -> None:
+        # A slot went back (lock held): wake the adds waiting for room.
+        self._lru_changed.notify_all()
 
     def _forget(self, resolved_id: str) -> None:
         with self._lru_changed:  # unbounded for the same reason as _commit_load
