@@ -7,8 +7,9 @@ Three ways of putting it back, one variant each:
   inference holds a lease on the model and uses it (I13).
 * ``eviction-ignores-leases``: the cache's eviction treats leased models as
   evictable (`CapacityPolicy.evictable`, named by the cache's `policy_class`)
-  and commits the victim without the core's lease re-check (`_evict_one`):
-  two overrides of one step, choosing and committing a victim.  The unload
+  and commits the victim without the core's lease re-check, after waiting
+  for its lifecycle (`_hold_victim`, `_victim_gone`, `_confirm_victim_locked`:
+  the steps of `_evict_one`).  The unload
   then waits for the lease, so an add made while holding a lease on the
   victim waits for itself until its timeout (I17); the core skips leased
   models and admits over capacity instead.
@@ -61,19 +62,18 @@ class EvictionIgnoresLeasesCache(WithFixedSizeCache):
 
     policy_class = LeaseBlindPolicy
 
-    def _evict_one(self, victim: str) -> bool:
-        with self.manager.lifecycle(victim):
-            if victim not in self.manager or victim in self._book.pins:
-                self._forget(victim)
-                return False
-            with self._lru_changed:
-                book = self._book
-                if not book.chosen(victim):  # rescued meanwhile: committed all the same
-                    book.choose(victim, None)
-                book.start_unload(victim)
-            self.manager.remove(victim, delete_from_disk=False)  # waits for the lease
-            self._forget(victim)
-            return True
+    def _hold_victim(self, victim: str) -> AbstractContextManager[None]:
+        return self.manager.lifecycle(victim)  # waits for the victim's lifecycle
+
+    def _victim_gone(self, victim: str) -> bool:
+        return victim not in self.manager or victim in self._book.pins  # a pin drops it
+
+    def _confirm_victim_locked(self, victim: str) -> object | None:
+        book = self._book
+        if not book.chosen(victim):  # rescued meanwhile: committed all the same
+            book.choose(victim, None)
+        book.start_unload(victim)  # no lease re-check, no revalidation
+        return victim  # any batch token: it chose the victim for no add's ticket
 
 
 class NonAtomicAcquireCache(WithFixedSizeCache):

@@ -29,7 +29,10 @@ cache's own, then the two classes it is built from):
 * ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
 * ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` (which
   takes the victim's lifecycle without waiting: a busy victim's batch is
-  dropped and the admission decides again, I17).
+  dropped and the admission decides again, I17), and its three steps:
+  ``_hold_victim(victim)`` (that take), ``_victim_gone(victim) -> bool`` and
+  ``_confirm_victim_locked(victim) -> batch | None`` (the re-check and the
+  commit to the unload).
 * ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load;
@@ -415,11 +418,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "_admit",
             "_bookkeeping_lock",
             "_commit_load",
+            "_confirm_victim_locked",
             "_evict",
             "_evict_for_memory",
             "_evict_memory_round",
             "_evict_one",
             "_forget",
+            "_hold_victim",
             "_joined_hit",
             "_load",
             "_measure_free_fraction",
@@ -429,6 +434,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "_reserve_or_select_locked",
             "_restore",
             "_rollback_eviction",
+            "_victim_gone",
             "_warm_hit",
         }
     )
@@ -1480,37 +1486,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
         waits for a lease whose owner's add waits for those choices (B17, I17).
         """
         manager = self._manager
-        try_lifecycle = self._try_lifecycle
-        if try_lifecycle is None:
-            held: AbstractContextManager[None] = manager.lifecycle(victim)
-        else:
-            taken = try_lifecycle(victim)
-            if taken is None:
-                raise _VictimBusy(victim)
-            held = taken
-        with held:
-            if victim not in manager:
+        with self._hold_victim(victim):
+            if self._victim_gone(victim):
                 self._forget(victim)
                 return False
-            # Re-check under the victim's lifecycle: pins and leases are only
-            # added while holding it, so this answer holds until we are done.
             with self._lru_changed:
-                book = self._book
-                if (
-                    not book.chosen(victim)  # rescued by a use since chosen
-                    or victim in book.pins
-                    or manager.lease_counts().get(victim, 0)
-                ):
+                batch = self._confirm_victim_locked(victim)
+                if batch is None:
                     return False
-                # Revalidate the choice as if made now (CapacityPolicy.still_chosen).
-                requester, batch = book.requester(victim), book.batch(victim)
-                book.unchoose(victim)
-                leased = frozenset(manager.lease_counts())
-                if not self._policy.still_chosen(victim, requester, leased):
-                    self._lru_changed.notify_all()
-                    return False
-                book.choose(victim, requester, batch)
-                book.start_unload(victim)
             try:
                 manager.remove(victim, delete_from_disk=False)
             except BaseException:
@@ -1520,7 +1503,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # the same step, so nobody sees the victim back while the failed
                 # add still holds room (the spec's failed admission holds none).
                 with self._lru_changed:  # a rollback: unbounded, like _forget
-                    book.fail_unload(victim)
+                    self._book.fail_unload(victim)
                     ticket = self._batch_tickets.get(batch)
                     if ticket is not None and ticket.holding:
                         self._give_back_locked(ticket.resolved_id, ticket)
@@ -1528,6 +1511,48 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 raise
             self._forget(victim)
             return True
+
+    def _hold_victim(self, victim: str) -> AbstractContextManager[None]:
+        """The victim's lifecycle, taken without waiting (``_evict_one``); raises
+        ``_VictimBusy``, nothing changed, when another thread holds it."""
+        try_lifecycle = self._try_lifecycle
+        if try_lifecycle is None:
+            return self._manager.lifecycle(victim)
+        held = try_lifecycle(victim)
+        if held is None:
+            raise _VictimBusy(victim)
+        return held
+
+    def _victim_gone(self, victim: str) -> bool:
+        """Whether a chosen victim is no longer registered (its lifecycle held)."""
+        return victim not in self._manager
+
+    def _confirm_victim_locked(self, victim: str) -> object | None:
+        """Commit a chosen victim to its unload (UNLOADING), lock and lifecycle held.
+
+        Returns the eviction batch that chose it, or None, nothing committed,
+        when it must be skipped: rescued by a use, pinned or leased meanwhile,
+        or no longer chosen by the policy's revalidation (I15). Pins and leases
+        are only added while holding the victim's lifecycle, so the answer
+        holds until the unload is done.
+        """
+        book, manager = self._book, self._manager
+        if (
+            not book.chosen(victim)  # rescued by a use since chosen
+            or victim in book.pins
+            or manager.lease_counts().get(victim, 0)
+        ):
+            return None
+        # Revalidate the choice as if made now (CapacityPolicy.still_chosen).
+        requester, batch = book.requester(victim), book.batch(victim)
+        book.unchoose(victim)
+        leased = frozenset(manager.lease_counts())
+        if not self._policy.still_chosen(victim, requester, leased):
+            self._lru_changed.notify_all()
+            return None
+        book.choose(victim, requester, batch)
+        book.start_unload(victim)
+        return batch
 
     def _rollback_eviction(self, victims: list[str], batch: object) -> None:
         # Victims never left their LRU positions; only this batch's marks go. A victim
