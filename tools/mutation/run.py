@@ -57,11 +57,13 @@ def _modules() -> tuple[str, ...]:
         "src/modelmanager/manager.py",
         *cache,
         "src/modelmanager/leases.py",
+        "src/modelmanager/link.py",
     )
 
 
 MODULES = _modules()
-"""The modules mutated (the lifecycle, the manager, every cache module, and leases)."""
+"""The modules mutated (the lifecycle, the manager, every cache module, leases, and the
+seam between layers, whose ``clear_each`` was the manager's ``_clear_all``)."""
 
 TEST_SELECTION = (
     "tests/core",
