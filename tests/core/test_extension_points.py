@@ -245,3 +245,17 @@ def test_no_variant_repeats_a_core_method() -> None:
             repeats.append(f"{where}: {shared} of {len(mine)} lines are the core's")
     assert repeats == []
     assert set(SHAPED_LIKE_THE_CORE) <= {where for where, *_ in _overrides()}
+
+
+def test_core_modules_import_no_private_name_of_another() -> None:
+    """Inside the core, a module uses another's public names only (the layers' seam is
+    ``modelmanager.link``, not a private helper of the manager's module)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}"
+        for path in sorted(CORE.rglob("*.py"))
+        for node in ast.walk(_parse(path))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modelmanager")
+        for alias in node.names
+        if _private(alias.name)
+    ]
+    assert found == []
