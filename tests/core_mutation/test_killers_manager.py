@@ -332,3 +332,28 @@ def test_a_lease_gives_back_once_even_if_exited_twice() -> None:
         with pytest.raises(LockTimeout):
             manager.remove("a")
     assert manager.lease_counts() == {}
+
+
+def test_an_acquire_whose_body_raises_gives_its_lease_back_and_raises() -> None:
+    """The body's error leaves the ``with`` unchanged, and the lease is given back.
+
+    Kills ``_give_back_after_raise`` doing nothing (B19: the lease outlives
+    its context, so the model can never be removed) and the acquire's
+    ``except`` branch swallowing the error.
+    """
+    manager = ModelManager(ScriptedRegistry(), lock_timeout=0)
+    failure = RuntimeError("inference failed")
+    held: list[dict[str, int]] = []
+
+    def infer() -> None:
+        with manager.acquire("a"):
+            held.append(manager.lease_counts())
+            raise failure
+
+    with pytest.raises(RuntimeError) as raised:
+        infer()
+    assert raised.value is failure
+    assert held == [{"a": 1}]
+    assert manager.lease_counts() == {}
+    manager.remove("a")
+    assert manager.keys() == []
