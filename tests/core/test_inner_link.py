@@ -224,3 +224,28 @@ def test_the_interfaces_page_lists_the_seam() -> None:
     missing = [name for name in modelmanager.link.__all__ if not re.search(rf"\b{name}\b", page)]
     assert missing == []
     assert "inner_link()" in page
+
+
+class LifecycleWatchingManager(ModelManager):
+    """A manager whose ``lifecycle`` override records every id it is asked for."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self.asked: list[str] = []
+
+    def lifecycle(self, resolved_id: str) -> AbstractContextManager[None]:
+        self.asked.append(resolved_id)
+        return super().lifecycle(resolved_id)
+
+
+def test_a_manager_that_overrides_lifecycle_offers_no_lifecycle_take() -> None:
+    """Its ``try_lifecycle`` would bypass the override: not offered, so a cache's
+    eviction takes the victim's lifecycle through the override."""
+    manager = LifecycleWatchingManager(FakeRegistry())
+    assert manager.inner_link().try_lifecycle is None
+    cache = WithFixedSizeCache(manager, max_size=1)
+    cache.add_model("a")
+    manager.asked.clear()
+    cache.add_model("b")  # evicts a
+    assert cache.keys() == ["b"]
+    assert "a" in manager.asked
