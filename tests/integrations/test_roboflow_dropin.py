@@ -308,3 +308,41 @@ def test_install_refuses_after_a_subclass_module_was_imported(
     with pytest.raises(dropin.IntegrationError, match=early):
         dropin.install()
     assert not dropin.installed()
+
+
+def test_clear_raises_several_failures_as_a_group(registry: Registry) -> None:
+    manager = stack(registry, max_size=4)
+    for model_id in ("a/1", "b/1", "c/1"):
+        manager.add_model(model_id, "key")
+    registry.clear_errors["a/1"] = RuntimeError("a")
+    registry.clear_errors["c/1"] = RuntimeError("c")
+    with pytest.raises(ExceptionGroup) as raised:
+        manager.clear()
+    assert [str(error) for error in raised.value.exceptions] == ["a", "c"]
+    assert sorted(manager.keys()) == ["a/1", "c/1"]
+
+
+def test_a_decorator_loads_an_alias_whose_model_id_is_loaded(registry: Registry) -> None:
+    """B10 at upstream's decorator: it tested the model id, not the key, and returned."""
+    manager = dropin.ModelManagerDecorator(stack(registry))
+    manager.add_model("c/1", "key")
+    manager.add_model("c/1", "key", model_id_alias="alias")
+    assert sorted(manager.keys()) == ["alias", "c/1"]
+    manager.pin_model("alias")  # passes through to the cache beneath
+    assert manager.model_manager.core.pinned() == frozenset({"alias"})
+
+
+def test_lease_and_acquire(registry: Registry) -> None:
+    manager = stack(registry)
+    with manager.acquire("a/1", "key") as model:
+        assert model is manager["a/1"]
+        assert manager.core.lease_counts() == {"a/1": 1}
+        # a request inside reuses the lease
+        registry.during_infer["a/1"] = lambda: registry.events.append(
+            ("leases", str(manager.core.lease_counts()))
+        )
+        manager.infer_from_request_sync("a/1", Request())
+    assert ("leases", "{'a/1': 1}") in registry.events
+    assert manager.core.lease_counts() == {}
+    with pytest.raises(upstream_errors.InferenceModelNotFound), manager.lease("b/1"):
+        pass

@@ -170,6 +170,20 @@ def _request_lease(layer: Any, model_id: str) -> Iterator[None]:
             _REQUEST_LEASES.reset(token)
 
 
+@contextlib.contextmanager
+def _held_lease(layer: Any, model_id: str, lease: Any) -> Iterator[Any]:
+    """Enter ``lease`` (a core lease or acquire of ``model_id`` at ``layer``) and publish
+    it to this context's request path; yield the model."""
+    with contextlib.ExitStack() as stack:
+        with _translated():
+            model = stack.enter_context(lease)
+        token = _REQUEST_LEASES.set((*_REQUEST_LEASES.get(), (model_id, model)))
+        try:
+            yield model
+        finally:
+            _REQUEST_LEASES.reset(token)
+
+
 # ------------------------------------------------------- memory reclamation
 
 _RECLAIM = threading.local()
@@ -248,6 +262,9 @@ class ModelManager(UPSTREAM_MANAGER):
     ) -> None:
         self.model_registry = model_registry
         self.pingback = None
+        # Request metadata (translation: what describe_models reports), guarded by
+        # _metadata_lock, a leaf lock held for single dict operations only.
+        self._metadata_lock = threading.Lock()
         self._model_request_aliases: dict[str, set[str]] = {}
         self._model_request_paths: dict[str, set[str]] = {}
         self.torchscript_state_global_lock = threading.Lock()
@@ -320,6 +337,29 @@ class ModelManager(UPSTREAM_MANAGER):
             self.core.add_model(
                 model_id, api_key, None if resolved_id == model_id else resolved_id, load=load
             )
+
+    def record_request_metadata(
+        self,
+        model_id: str,
+        original_model_id: str | None = None,
+        model_id_alias: str | None = None,
+    ) -> None:
+        """Note the aliases and request path ``describe_models`` reports for ``model_id``.
+
+        Upstream's contract, under the metadata lock (upstream's unsynchronised
+        check-then-insert raises ``KeyError`` when an unload pops the id between them).
+        """
+        aliases = {
+            alias
+            for alias in (original_model_id, model_id_alias)
+            if alias is not None and alias != model_id
+        }
+        path_of = _upstream(upstream_base, "current_request_path")
+        path = path_of.get(None) if path_of is not None else None
+        with self._metadata_lock:
+            self._model_request_aliases.setdefault(model_id, set()).update(aliases)
+            if path:
+                self._model_request_paths.setdefault(model_id, set()).add(path)
 
     def _construct(
         self, resolved_id: str, model_id: str, api_key: str | None, args: _LoadArgs
@@ -398,8 +438,9 @@ class ModelManager(UPSTREAM_MANAGER):
             len(self.core),
         )
         base.record_model_unloaded(model_id)
-        self._model_request_aliases.pop(model_id, None)
-        self._model_request_paths.pop(model_id, None)
+        with self._metadata_lock:
+            self._model_request_aliases.pop(model_id, None)
+            self._model_request_paths.pop(model_id, None)
         _RECLAIM.pending = True
 
     # -------------------------------------------------------------- removing
@@ -413,7 +454,7 @@ class ModelManager(UPSTREAM_MANAGER):
             _reclaim(collect=False)
 
     def clear(self) -> None:
-        """Remove every model, trying each; raises the first failure (notes name the rest)."""
+        """Remove every model, trying each (one failure raised as is, several as a group)."""
         _clear(self, delete_from_disk=True)
 
     # --------------------------------------------------------------- reading
@@ -453,6 +494,9 @@ class ModelManager(UPSTREAM_MANAGER):
         fields = {field.name for field in dataclasses.fields(upstream_entities.ModelDescription)}
         descriptions = []
         for model_id, model in self.models().items():
+            with self._metadata_lock:
+                aliases = sorted(self._model_request_aliases.get(model_id, ()))
+                paths = sorted(self._model_request_paths.get(model_id, ()))
             values = {
                 "model_id": model_id,
                 "task_type": model.task_type,
@@ -460,8 +504,8 @@ class ModelManager(UPSTREAM_MANAGER):
                 "input_width": getattr(model, "img_size_w", None),
                 "input_height": getattr(model, "img_size_h", None),
                 "vram_bytes": getattr(model, "_vram_bytes", None),
-                "request_aliases": sorted(self._model_request_aliases.get(model_id, set())),
-                "request_paths": sorted(self._model_request_paths.get(model_id, set())),
+                "request_aliases": aliases,
+                "request_paths": paths,
             }
             descriptions.append(
                 upstream_entities.ModelDescription(
@@ -469,6 +513,36 @@ class ModelManager(UPSTREAM_MANAGER):
                 )
             )
         return descriptions
+
+    # ---------------------------------------------------- leases (not upstream)
+
+    def lease(self, model_id: str) -> contextlib.AbstractContextManager[Any]:
+        """The lease every request holds, for code that runs a model itself.
+
+        A context manager yielding the loaded model: while it is held the model
+        is neither removed nor evicted (``remove`` waits, bounded by
+        ``MODEL_LOCK_ACQUIRE_TIMEOUT``). Raises ``InferenceModelNotFound`` on
+        entry when ``model_id`` is not loaded. Requests run inside it reuse it.
+        """
+        return _held_lease(self.core, model_id, self.core.lease(model_id))
+
+    def acquire(
+        self, model_id: str, api_key: str | None = None, model_id_alias: str | None = None
+    ) -> contextlib.AbstractContextManager[Any]:
+        """Load (or hit) and lease in one step: nothing can unload the model in between.
+
+        Upstream's server adds, then infers, and an eviction can come between
+        the two; this closes that window. Raises what ``add_model`` raises.
+        """
+        registry_id = model_id if model_id_alias is None else model_id_alias
+        load = _LoadArgs(registry_id, model_id_alias)
+        _note_model_id(registry_id)
+        self.record_request_metadata(
+            model_id=registry_id, original_model_id=model_id, model_id_alias=model_id_alias
+        )
+        return _held_lease(
+            self.core, registry_id, self.core.acquire(model_id, api_key, model_id_alias, load=load)
+        )
 
     # ------------------------------------------------------------- requests
 
@@ -516,18 +590,21 @@ def _pass_serverless_arguments(model: Any, args: _LoadArgs) -> None:
 
 
 def _clear(manager: Any, *, delete_from_disk: bool) -> None:
-    """Remove every id through ``manager.remove``; raise the first error, note the rest."""
+    """Remove every id through ``manager.remove``, trying each.
+
+    One failure is raised as it is (upstream's type, for upstream's handlers);
+    several as an ``ExceptionGroup`` of them. Each failed model stays loaded.
+    """
     errors: list[Exception] = []
     for model_id in list(manager.keys()):
         try:
             manager.remove(model_id, delete_from_disk=delete_from_disk)
         except Exception as error:
             errors.append(error)
+    if len(errors) == 1:
+        raise errors[0]
     if errors:
-        first = errors[0]
-        for other in errors[1:]:
-            first.add_note(f"clear() also failed on another model: {other!r}")
-        raise first
+        raise ExceptionGroup(f"clear() failed on {len(errors)} models", errors)
 
 
 def _core_of(manager: object) -> Any:
@@ -558,6 +635,46 @@ class ModelManagerDecorator(UPSTREAM_DECORATOR, ModelManager):
         """The inner manager's descriptions."""
         return list(self.model_manager.describe_models())
 
+    def add_model(  # noqa: PLR0917 - upstream's signature, positional arguments included
+        self,
+        model_id: str,
+        api_key: str | None,
+        model_id_alias: str | None = None,
+        endpoint_type: Any = None,
+        countinference: bool | None = None,
+        service_secret: str | None = None,
+        required_capabilities: list[str] | None = None,
+        output_type: str = "feature_vector",
+    ) -> None:
+        """The inner manager's ``add_model`` (which answers a warm id itself, by its key).
+
+        Upstream's decorator first tests ``model_id in self``, the canonical id
+        rather than the key, so an alias whose model id is loaded was never
+        loaded (B10); the inner layer's test is atomic with its load.
+        """
+        kwargs: dict[str, Any] = {}
+        if endpoint_type is not None:
+            kwargs["endpoint_type"] = endpoint_type
+        if required_capabilities:
+            kwargs["required_capabilities"] = required_capabilities
+            kwargs["output_type"] = output_type
+        self.model_manager.add_model(
+            model_id,
+            api_key,
+            model_id_alias=model_id_alias,
+            countinference=countinference,
+            service_secret=service_secret,
+            **kwargs,
+        )
+
+    def pin_model(self, model_id: str) -> None:
+        """The inner layer's ``pin_model`` (a cache beneath this decorator)."""
+        self.model_manager.pin_model(model_id)
+
+    def unpin_model(self, model_id: str) -> None:
+        """The inner layer's ``unpin_model`` (a cache beneath this decorator)."""
+        self.model_manager.unpin_model(model_id)
+
     def clear(self) -> None:
         """Remove every model through this layer's ``remove``, trying each."""
         _clear(self, delete_from_disk=True)
@@ -572,7 +689,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     back when a lease ends. Settings: see the module doc.
     """
 
-    def __init__(self, model_manager: Any, max_size: int = 8) -> None:
+    def __init__(self, model_manager: Any, max_size: int = 8, *, memory_probe: Any = None) -> None:
+        """Upstream's constructor; ``memory_probe`` (not upstream's) replaces the core's
+        torch probe (:class:`modelmanager.MemoryProbe`), e.g. for a non-CUDA device."""
         super().__init__(model_manager)
         module = upstream_cache
         threshold = float(_upstream(module, "MEMORY_FREE_THRESHOLD", 0.0) or 0.0)
@@ -581,6 +700,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             _core_of(model_manager),
             max_size,
             on_full="proceed",
+            memory_probe=memory_probe,
             memory_free_threshold=threshold,
             queue_lock_timeout=float(
                 _upstream(module, "HOT_MODELS_QUEUE_LOCK_ACQUIRE_TIMEOUT", 5.0)
