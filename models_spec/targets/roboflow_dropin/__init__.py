@@ -143,8 +143,10 @@ class DropinAdapter:
         settings when a schedule is replayed), the core's concurrency modules, and the
         drop-in's classes (its locks are created per instance, after patching)."""
         upstream = importlib.import_module("models_spec.targets.roboflow_inference.upstream")
-        dropin = importlib.import_module("modelmanager.integrations.roboflow_inference._classes")
-        return [upstream, *_core_modules(), dropin]
+        from modelmanager.integrations import roboflow_inference  # noqa: PLC0415
+
+        dropin = [importlib.import_module(name) for name in roboflow_inference.CONCURRENCY_MODULES]
+        return [upstream, *_core_modules(), *dropin]
 
     def statistics(self, stack: Any) -> dict[str, int]:
         """The core's counters."""

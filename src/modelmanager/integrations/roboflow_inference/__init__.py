@@ -36,6 +36,7 @@ from modelmanager.integrations.roboflow_inference._install import (
 )
 
 __all__ = [
+    "CONCURRENCY_MODULES",
     "INSTALL_COMMAND",
     "SUBCLASS_MODULES",
     "IntegrationError",
@@ -47,6 +48,10 @@ __all__ = [
     "installed",
     "uninstall",
 ]
+
+CONCURRENCY_MODULES: tuple[str, ...] = ("modelmanager.integrations.roboflow_inference._classes",)
+"""The drop-in's modules that create locks (``threading`` by attribute, at call time):
+what lockstep patches besides ``modelmanager.CONCURRENCY_MODULES`` to control it."""
 
 _CLASSES = frozenset({"ModelManager", "ModelManagerDecorator", "WithFixedSizeCache"})
 
