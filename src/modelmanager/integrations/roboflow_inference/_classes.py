@@ -631,6 +631,15 @@ class ModelManagerDecorator(UPSTREAM_DECORATOR, ModelManager):
         self.model_manager = model_manager
         self.core = _core_of(model_manager)
 
+    # Reads answer from this layer's core (a cache's committed view, not the inner
+    # manager's registry, which lists a model before the cache commits it).
+    __contains__ = ModelManager.__contains__
+    __getitem__ = ModelManager.__getitem__
+    __len__ = ModelManager.__len__
+    keys = ModelManager.keys
+    models = ModelManager.models
+    _get_model_reference = ModelManager._get_model_reference
+
     def describe_models(self) -> list[Any]:
         """The inner manager's descriptions."""
         return list(self.model_manager.describe_models())
