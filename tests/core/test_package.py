@@ -91,7 +91,14 @@ def test_concurrency_modules_use_module_attributes() -> None:
         assert "time.sleep" not in text, path
         uses = re.search(r"^import (threading|time)$", text, re.M)
         if uses:
-            module_name = "modelmanager." + ".".join(path.relative_to(SOURCE).with_suffix("").parts)
+            parts = path.relative_to(SOURCE).with_suffix("").parts
+            module_name = "modelmanager." + ".".join(parts)
+            if parts[0] == "integrations":
+                # An integration imports its server lazily, so the core's tuple cannot
+                # list it: its package lists its own (imported without the server).
+                package = importlib.import_module("modelmanager." + ".".join(parts[:2]))
+                assert module_name in package.CONCURRENCY_MODULES, module_name
+                continue
             assert module_name in modelmanager.CONCURRENCY_MODULES, module_name
 
 

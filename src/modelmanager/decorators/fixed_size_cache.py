@@ -352,6 +352,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
     :func:`~modelmanager.torch_parameter_bytes`, or a size the registry
     supplies). Pinned and leased models are never evicted.
 
+    An eviction (for capacity or memory) unloads its victim with
+    ``clear_cache(delete_from_disk=delete_evicted_from_disk)``: False (the
+    default) keeps the weights on disk for a later reload; True deletes them,
+    as an explicit ``remove`` does by default. A bool; anything else raises
+    :class:`InvalidArgumentType` here.
+
     A full cache (every registered model pinned or leased) answers a cold
     add by ``on_full``:
 
@@ -470,8 +476,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
         on_full: FullPolicy = "wait",
         max_weight: int | None = None,
         weigher: Weigher | None = None,
+        delete_evicted_from_disk: bool = False,
     ) -> None:
         size = None if max_size is None else check_positive_int(max_size, "max_size")
+        check_bool(delete_evicted_from_disk, "delete_evicted_from_disk")
         threshold = check_fraction(memory_free_threshold, "memory_free_threshold")
         queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
         probe = check_memory_probe(memory_probe) if memory_probe is not None else None
@@ -484,6 +492,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._max_weight = weight_bound
         self._weigher = weigher
         self._on_full = full
+        self._delete_evicted_from_disk = delete_evicted_from_disk
         # Guarded by _lru_lock: the weight each id had when last loaded (the
         # estimate for its next load) and the adds waiting for a full cache.
         self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
@@ -573,6 +582,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def queue_lock_timeout(self) -> float:
         """The bound, in seconds, of LRU-lock and admission waits."""
         return self._queue_lock_timeout
+
+    @property
+    def delete_evicted_from_disk(self) -> bool:
+        """What an eviction passes as the victim's ``delete_from_disk``."""
+        return self._delete_evicted_from_disk
 
     @property
     def memory_probe(self) -> MemoryProbe:
@@ -1495,7 +1509,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 if batch is None:
                     return False
             try:
-                manager.remove(victim, delete_from_disk=False)
+                manager.remove(victim, delete_from_disk=self._delete_evicted_from_disk)
             except BaseException:
                 # Still under the victim's lifecycle: nobody sees it UNLOADING
                 # once the unload is known to have failed (I6: same position).
