@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from modelmanager.integrations.roboflow_inference import _classes
+import inference.core.exceptions as upstream_errors
 from models_spec.targets.roboflow_inference._fakes import InferenceRequest
 from models_spec.targets.roboflow_inference._stack import ModelNotFound, UpstreamLockTimeout
 
@@ -43,8 +43,8 @@ _RUNNING: weakref.WeakKeyDictionary[DropinStack, Counter[str]] = weakref.WeakKey
 which walks the stack's attributes, does not see the harness's own bookkeeping; one
 thread runs at a time under lockstep, so the counts need no lock)."""
 
-_NOT_FOUND = _classes.upstream_errors.InferenceModelNotFound
-_LOCK_ERROR = _classes.upstream_errors.ModelManagerLockAcquisitionError
+_NOT_FOUND = upstream_errors.InferenceModelNotFound
+_LOCK_ERROR = upstream_errors.ModelManagerLockAcquisitionError
 
 
 @contextlib.contextmanager
