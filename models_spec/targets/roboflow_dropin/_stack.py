@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import inference.core.exceptions as upstream_errors
+
 from models_spec.targets.roboflow_inference._fakes import InferenceRequest
 from models_spec.targets.roboflow_inference._stack import ModelNotFound, UpstreamLockTimeout
 
