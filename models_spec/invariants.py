@@ -42,6 +42,7 @@ from models_spec.spec import explain, step
 
 __all__ = [
     "CATALOGUE",
+    "SAFE_POLICIES",
     "STATISTICS_EVENTS",
     "InvariantInfo",
     "InvariantReport",
@@ -69,6 +70,7 @@ __all__ = [
     "check_i18",
     "check_i19",
     "check_linearizable",
+    "documented_overflows",
     "live",
 ]
 
@@ -234,6 +236,7 @@ def check_i11(
     slack: int = 0,
     quiescent: bool = False,
     weight_slack: int | None = None,
+    on_full: str = "proceed",
 ) -> None:
     """I11 capacity, in models (`max_size`) and in weight (`max_weight`).
 
@@ -242,6 +245,12 @@ def check_i11(
     leased models left) stays until its operation, the lease or the pin that
     caused it ends; in the middle of a run pass the models still over
     capacity as `slack` (a sequential driver knows it from the spec).
+    Under `on_full` "wait" or "refuse" the bound is a safety property: no
+    add is admitted over it because models are pinned or leased, so the
+    state form is registered + in-flight loads <= max_size + `slack`, where
+    `slack` may count only the two documented admissions over it (an add
+    whose thread holds a lease through the cache, under "wait"; a model
+    heavier than `max_weight` alone): see `documented_overflows`.
     Quiescent form (`quiescent` and no lease open, no load in flight): the
     bound has come back, so registered <= max_size + `slack` while fewer than
     max_size models are pinned; with pins filling the bound, the last add
@@ -269,24 +278,58 @@ def check_i11(
         extra = slack if weight_slack is None else weight_slack
         _check_weight(snapshot, snapshot.max_weight, snapshot.weights, added, extra, quiescent)
     if snapshot.max_size is not None:
-        _check_count(snapshot, snapshot.max_size, added, slack, quiescent)
+        safety = on_full in SAFE_POLICIES
+        _check_count(snapshot, snapshot.max_size, added, slack, quiescent, safety=safety)
+
+
+SAFE_POLICIES: Final = ("wait", "refuse")
+"""The ``on_full`` policies under which the count bound is a safety property (I11)."""
+
+
+def documented_overflows(on_full: str, counted: int, lease_held_adds: int, oversized: int) -> int:
+    """The admissions over the bound I11 forgives mid-run (its state form's slack).
+
+    `counted`: what the stack counted (``pinned_overflow``). Under "proceed"
+    all of them; under "wait" and "refuse" only the two documented cases, at
+    most: adds made while the adding thread held a lease through the cache
+    (`lease_held_adds`, "wait" only: it proceeds rather than wait for
+    itself) and adds of a model heavier than the weight bound alone
+    (`oversized`, any policy). Anything else over the bound is a violation.
+    """
+    if on_full not in SAFE_POLICIES:
+        return counted
+    documented = oversized + (lease_held_adds if on_full == "wait" else 0)
+    return min(counted, documented)
 
 
 def _check_count(
-    snapshot: Snapshot, max_size: int, added: str | None, slack: int, quiescent: bool
+    snapshot: Snapshot,
+    max_size: int,
+    added: str | None,
+    slack: int,
+    quiescent: bool,
+    *,
+    safety: bool = False,
 ) -> None:
     leases, pins = snapshot.leases or {}, snapshot.pins or frozenset()
     protected = {rid for rid in snapshot.registered if rid in pins or rid in leases}
+    if safety:
+        protected = set()  # pins and leases never justify going over (SAFE_POLICIES)
     in_flight = snapshot.in_flight_loads or 0
     total = len(snapshot.registered) + in_flight
     if added is not None:
         others = set(snapshot.registered) - {added} - protected
-        if len(snapshot.registered) > max_size and others:
+        over = len(snapshot.registered) > max_size + (slack if safety else 0)
+        if over and (others or safety):
+            why = (
+                "under on_full wait/refuse (no documented overflow)"
+                if safety
+                else f"while {sorted(others)} were evictable"
+            )
             _fail(
                 "I11",
                 f"{len(snapshot.registered)} models loaded (max_size "
-                f"{max_size}) after adding {added!r} while {sorted(others)} "
-                "were evictable",
+                f"{max_size}) after adding {added!r} {why}",
                 registered=sorted(snapshot.registered),
             )
         return
@@ -307,7 +350,8 @@ def _check_count(
         _fail(
             "I11",
             f"{len(snapshot.registered)} registered + {in_flight} in flight "
-            f"exceed max_size {max_size} (+{len(protected)} pinned/leased)",
+            f"exceed max_size {max_size} (+{len(protected)} pinned/leased, +{slack} "
+            f"{'documented overflows: on_full wait/refuse' if safety else 'slack'})",
             registered=sorted(snapshot.registered),
             in_flight=in_flight,
         )

@@ -138,7 +138,12 @@ class SpecConfig:
     # models are left, "proceed" admits over the bound, "refuse" raises
     # CacheFull having evicted nothing for it, "wait" cannot take effect
     # (blocked until a lease or pin ends; a timeout is always legal) unless
-    # the add's thread holds a lease, which proceeds.
+    # the add's thread holds a lease, which proceeds.  Under "wait" and
+    # "refuse" the bound is a safety property: the only adds admitted over it
+    # are that lease holder's ("wait") and a model heavier than `max_weight`
+    # alone.  No admission counts on room a joined load takes back: a model an
+    # admitted add joined is never a capacity victim (`SpecState.joined`), and
+    # short of room an add waits for such adds as for loads in flight.
     on_full: str = attrs.field(default="proceed")
     # Weight-based capacity: the bound on the sum of the registered models'
     # weights (None: no weight bound) and each resolved id's weight (the
@@ -262,6 +267,12 @@ class SpecState:
     def leaving_ids(self) -> frozenset[str]:
         """Victims chosen by an admission and not yet evicted (still registered)."""
         return frozenset(victim for _, victim in self.leaving)
+
+    def joined(self) -> frozenset[str]:
+        """Registered ids an admitted add holds a slot for (it joined their load): that
+        add would load the model again if it went, so evicting it makes no room."""
+        models = self.models
+        return frozenset(r for _, r, m in self.admitted if m == _SLOT and r in models)
 
 
 def initial_state(
@@ -424,10 +435,13 @@ def _choose_victims(
     else:
         weight = 0
     if count > 0 or weight > 0:
-        chosen = _pick(state, count, weight, skip=victims)
+        # A model an admitted add joined is never a capacity victim (no room).
+        joined = state.joined()
+        chosen = _pick(state, count, weight, skip=(*victims, *joined))
         if not _covers(state, chosen, count, weight):
-            if state.in_flight():
-                # The core waits for in-flight loads before evicting anything: no
+            if state.in_flight() or any(j in state.evictable() for j in joined):
+                # The core waits for in-flight loads, and for the adds that joined
+                # an evictable model's load, before evicting anything: no
                 # admission can take effect in this state (I14).
                 raise _Raise(_BLOCKED, state)
             # Full of pinned and leased models: the full-cache policy decides,

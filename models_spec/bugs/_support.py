@@ -43,10 +43,12 @@ StackBuilder = Callable[..., Any]
 inner_models) -> stack``, the keywords of `ManagerAdapter.build`."""
 
 
-def _cache_kwargs(memory_probe: Any, queue_lock_timeout: float) -> dict[str, Any]:
+def _cache_kwargs(
+    memory_probe: Any, queue_lock_timeout: float, on_full: str = "proceed"
+) -> dict[str, Any]:
     # The spec's full-cache policy is "proceed" (admit over the bound) unless
-    # a scenario names another one.
-    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": "proceed"}
+    # the variant names another one (`cache_over_manager(on_full=...)`).
+    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": on_full}
     if memory_probe is not None:
         kwargs["memory_probe"] = memory_probe
         kwargs["memory_free_threshold"] = float(getattr(memory_probe, "threshold", 0.5))
@@ -56,11 +58,15 @@ def _cache_kwargs(memory_probe: Any, queue_lock_timeout: float) -> dict[str, Any
 def cache_over_manager(
     manager_cls: Any = None,
     cache_cls: Any = None,
+    *,
+    on_full: str = "proceed",
 ) -> StackBuilder:
     """A builder of ``cache_cls(manager_cls(registry))`` (core classes by default).
 
     `inner_models` are loaded into the manager before the cache is built
-    around it (the "adopt" capability).
+    around it (the "adopt" capability). `on_full` is the cache's full-cache
+    policy; the builder carries it as its ``on_full`` attribute, which the
+    variant's adapter offers the driver (the spec and I11 judge under it).
     """
 
     def build(
@@ -78,9 +84,10 @@ def cache_over_manager(
         for model_id in inner_models:
             manager.add_model(model_id)
         return (cache_cls or WithFixedSizeCache)(
-            manager, max_size=max_size, **_cache_kwargs(memory_probe, queue_lock_timeout)
+            manager, max_size=max_size, **_cache_kwargs(memory_probe, queue_lock_timeout, on_full)
         )
 
+    build.on_full = on_full  # type: ignore[attr-defined]
     return build
 
 
@@ -135,6 +142,11 @@ class VariantAdapter:
             queue_lock_timeout=queue_lock_timeout,
             **extra,
         )
+
+    @property
+    def on_full(self) -> str:
+        """The variant's full-cache policy (its builder's ``on_full``; "proceed" if none)."""
+        return str(getattr(self.builder, "on_full", "proceed"))
 
     def snapshot(self, stack: Any) -> Snapshot:
         """Read like the core adapters (the variant keeps the core's introspection),

@@ -33,8 +33,11 @@ class ManagerStatistics:
       drains, the LRU lock, admission waits).
     * ``pinned_overflow``: cold adds admitted over the bound (``max_size`` or
       ``max_weight``) because every registered model was pinned or leased, or
-      (rarely) because the room an add's victims made was taken meanwhile by
-      another add's load that had joined one of those victims.
+      (rarely, with weights) because the room an add's victims made was taken
+      meanwhile by a load heavier than its estimate. Under ``on_full`` "wait"
+      and "refuse" only the two documented cases count: an add whose thread
+      holds a lease through the cache ("wait"), and a model heavier than
+      ``max_weight`` alone.
     * ``full_waits``: cold adds that waited for a lease or pin to end (a full
       cache with ``on_full="wait"``); ``full_refusals``: cold adds refused with
       ``CacheFull`` (``on_full="refuse"``).

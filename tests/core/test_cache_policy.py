@@ -204,3 +204,59 @@ def test_admit_evicts_what_can_go_then_reports_full() -> None:
     assert policy.admit("x", {"b"}) == (Admission.EVICT, ["c"])
     book.forget("c")
     assert policy.admit("x", {"b"}) == (Admission.FULL, [])
+
+
+def test_joined_lists_the_listed_ids_an_add_holds_a_slot_for() -> None:
+    """A slot of a listed id is an add that joined its load; unlisted slots are loads."""
+    book, _, policy = make("a", "b")
+    assert policy.joined() == NONE
+    book.reserve("b")  # an add of b that joined its load (b is listed)
+    book.reserve("x")  # a load in flight, not a join
+    assert policy.joined() == {"b"}
+
+
+def test_admission_never_chooses_a_joined_model() -> None:
+    """Evicting a model an add joined makes no room (that add loads it again): the
+    admission takes the next least-recent one, and so does the next round."""
+    book, _, policy = make("a", "b", "c")
+    book.reserve("a")  # an add joined a's load
+    assert policy.admit("x", NONE) == (Admission.EVICT, ["b"])
+    assert policy.admit("x", {"c"}) == (Admission.EVICT, ["b"])  # leased ones stay out too
+    book.reserve("x")
+    assert policy.admit_held("x", NONE) == (Admission.EVICT, ["b"])
+    assert policy.admit_held("x", {"b", "c"}) == (Admission.FULL, [])
+
+
+def test_admit_waits_for_an_add_that_joined_an_evictable_model() -> None:
+    """Short of room while an add that joined a model's load is pending: wait for it
+    (it ends by itself), unless that model could not go anyway."""
+    book, _, policy = make("a", "b", max_size=2)
+    book.pin("a")
+    book.reserve("b")  # joined b's load
+    assert policy.admit("x", NONE) == (Admission.WAIT, [])
+    assert policy.admit("x", {"b"}) == (Admission.FULL, [])  # b leased: waiting helps nothing
+    book.release("b")  # the joined add ended (a hit)
+    assert policy.admit("x", NONE) == (Admission.EVICT, ["b"])
+
+
+def test_admit_of_a_committed_victim_waits_for_its_unload() -> None:
+    """An add of an UNLOADING id waits: sharing a slot now would be a load nobody made
+    room for once the unload ends. A chosen (uncommitted) victim is still shared."""
+    book, registered, policy = make("a", "b")
+    book.choose("a", "x")
+    assert policy.admit("a", NONE) == (Admission.RESERVE, [])
+    book.start_unload("a")
+    assert policy.admit("a", NONE) == (Admission.WAIT, [])
+    registered.discard("a")
+    book.forget("a")
+    assert policy.admit("a", NONE) == (Admission.RESERVE, [])  # gone: room for it
+
+
+def test_still_chosen_drops_a_victim_an_add_joined_since() -> None:
+    """A slot reserved on a chosen victim (a join) before its commit drops the victim."""
+    book, _, policy = make("a", "b", "c")
+    book.reserve("x")
+    assert policy.still_chosen("a", "x", NONE)
+    book.reserve("a")  # an add of a joined it meanwhile
+    assert not policy.still_chosen("a", "x", NONE)
+    assert policy.still_chosen("b", "x", NONE)

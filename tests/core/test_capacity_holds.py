@@ -442,3 +442,82 @@ def test_quiet_log_reports_what_it_held_back() -> None:
     now[0] = 62.0
     assert quiet.warning("k", "again") is True
     assert quiet.held_back() == 0
+
+
+# ------------------------------------------- a room taken meanwhile (issue 35)
+
+_WEIGHTS = {"a": 2, "b": 2, "x": 2, "z": 2}
+
+
+class _HeavyLoadCommitsMeanwhile(WithFixedSizeCache):
+    """While the first eviction of an add runs, z's load (admitted earlier with its
+    first-load estimate of 0) commits at its real weight, 2: the room the add's
+    victims made is taken, with no load in flight any more."""
+
+    committed = False
+
+    def _evict(self, victims: list[str], cause: str, batch: object) -> int:
+        went = super()._evict(victims, cause, batch)
+        if not self.committed:
+            self.committed = True
+            self._manager.add_model("z")
+            self._commit_load("z", "z" in self.pinned(), _WEIGHTS["z"])
+        return went
+
+
+def _room_taken_cache(on_full: str, *, pinned: tuple[str, ...] = ()) -> WithFixedSizeCache:
+    """max_weight 4 holding a and b (2 each); x's estimate is 2, z is in flight at 0."""
+    cache = _HeavyLoadCommitsMeanwhile(
+        ModelManager(ScriptedRegistry()),
+        max_size=None,
+        max_weight=4,
+        weigher=lambda resolved_id, model: _WEIGHTS[resolved_id],
+        on_full=on_full,  # type: ignore[arg-type]
+        queue_lock_timeout=0,
+    )
+    cache.add_model("x")
+    cache.remove("x")  # its weight is known now: its next load counts 2
+    cache.add_model("a")
+    cache.add_model("b")
+    for resolved_id in pinned:
+        cache.pin_model(resolved_id)
+    with cache._lru_changed:  # z's add reserved its slot (first load: estimate 0)
+        cache._book.reserve("z")
+    return cache
+
+
+@pytest.mark.parametrize("on_full", ["wait", "refuse"])
+def test_an_add_whose_room_was_taken_decides_again_under_a_safe_policy(on_full: str) -> None:
+    """x evicted a for its estimate; z, heavier than its estimate, took that room. Under
+    "wait" and "refuse" x is not admitted over the bound: it decides again and evicts b."""
+    cache = _room_taken_cache(on_full)
+    cache.add_model("x")
+    stats = cache.statistics()
+    assert sorted(cache.keys()) == ["x", "z"]
+    assert (stats.pinned_overflow, stats.evictions_capacity, stats.evictions_restore) == (0, 2, 0)
+
+
+def test_an_add_whose_room_was_taken_is_admitted_over_under_proceed() -> None:
+    """Under "proceed" the same add loads over the bound (counted), and its restoration
+    brings the cache back, never evicting what it loaded."""
+    cache = _room_taken_cache("proceed")
+    cache.add_model("x")
+    stats = cache.statistics()
+    assert sorted(cache.keys()) == ["x", "z"]
+    assert (stats.pinned_overflow, stats.evictions_capacity, stats.evictions_restore) == (1, 1, 1)
+
+
+@pytest.mark.parametrize(("on_full", "error"), [("refuse", CacheFull), ("wait", LockTimeout)])
+def test_an_add_whose_room_was_taken_by_pinned_models_waits_or_is_refused(
+    on_full: str, error: type[Exception]
+) -> None:
+    """With b and z pinned nothing else can go: x is refused (or its wait times out)
+    holding no slot, never loaded over the bound; its first victim stays evicted."""
+    cache = _room_taken_cache(on_full, pinned=("b", "z"))
+    with pytest.raises(error):
+        cache.add_model("x")
+    stats = cache.statistics()
+    assert sorted(cache.keys()) == ["b", "z"]
+    assert stats.pinned_overflow == 0
+    assert cache.in_flight_loads() == 0
+    assert not cache._book.slots

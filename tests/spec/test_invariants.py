@@ -17,6 +17,7 @@ from models_spec.fakes import (
 )
 from models_spec.invariants import (
     CATALOGUE,
+    SAFE_POLICIES,
     InvariantSkipped,
     InvariantViolation,
     check_all,
@@ -40,6 +41,7 @@ from models_spec.invariants import (
     check_i18,
     check_i19,
     check_linearizable,
+    documented_overflows,
 )
 from models_spec.spec import initial_state
 
@@ -222,6 +224,37 @@ def test_i11_capacity() -> None:
         check_i11(snap(models, max_size=2, pins=frozenset({"a"})), added="c")
     with pytest.raises(InvariantSkipped):
         check_i11(snap(models, max_size=None))
+
+
+@pytest.mark.parametrize("on_full", ["wait", "refuse"])
+def test_i11_under_a_safe_policy_forgives_only_documented_overflows(on_full: str) -> None:
+    """Under "wait" and "refuse" pins and leases never excuse going over the bound, in
+    the state and postcondition forms; the slack passed (the documented overflows) does.
+    "proceed" keeps the pinned/leased allowance; the quiescent form is the same."""
+    _, models = loaded("a", "b", "c")
+    pinned = snap(models, max_size=2, pins=frozenset({"a"}))
+    check_i11(pinned)
+    with violation("I11"):
+        check_i11(pinned, on_full=on_full)
+    check_i11(pinned, on_full=on_full, slack=1)
+    both = snap(models, max_size=2, pins=frozenset({"a", "b"}))
+    check_i11(both, added="c")
+    with violation("I11"):
+        check_i11(both, added="c", on_full=on_full)
+    check_i11(both, added="c", on_full=on_full, slack=1)
+    check_i11(snap(models, max_size=3), added="c", on_full=on_full)
+    check_i11(both, quiescent=True, on_full=on_full)  # pins fill the bound: pinned + 1
+
+
+def test_documented_overflows_under_each_policy() -> None:
+    """"proceed" forgives what the stack counted; "wait" only lease-held and oversized
+    adds, "refuse" only oversized ones, never more than were counted."""
+    assert documented_overflows("proceed", 3, 0, 0) == 3
+    assert documented_overflows("wait", 3, 1, 1) == 2
+    assert documented_overflows("wait", 1, 2, 0) == 1
+    assert documented_overflows("refuse", 3, 2, 1) == 1
+    assert documented_overflows("refuse", 3, 2, 0) == 0
+    assert SAFE_POLICIES == ("wait", "refuse")
 
 
 def test_i12_pins_survive() -> None:

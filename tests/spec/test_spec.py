@@ -497,3 +497,25 @@ def test_explain_says_what_the_spec_expected_and_what_the_code_did() -> None:
         "the spec says it returns normally here; the code raises ScriptedUnloadError"
     )
     assert explain(s1, ("keys",), "unknown") is None  # any outcome is legal
+
+
+def test_an_admission_never_counts_on_room_a_joined_load_takes_back() -> None:
+    """Adds 1 and 2 of c share a slot; 2 loads c while 1 still holds its share (a join).
+    Evicting c would make no room (1 loads it again): an admission of d skips it and
+    cannot take effect while 1 is pending; once 1 completes (a joined hit), c goes."""
+    state = initial_state(max_size=1, on_full="refuse")
+    state = _ok(state, ("admit", 1, "c", None, False))
+    state = _ok(state, ("admit", 2, "c", None, False))
+    state = _ok(state, ("evict", 2))
+    state = _ok(state, ("complete", 2, "c", None, False))
+    assert state.joined() == {"c"}
+    assert not step(state, ("admit", 3, "d", None, False), ("ok", None))[0]
+    state = _ok(state, ("pin", "c"))  # c could not go anyway: the policy decides
+    refused = _ok(state, ("admit", 3, "d", None, False))
+    assert refused.leaving == ()
+    assert step(refused, ("complete", 3, "d", None, False), ("raise", "CacheFull"))[0]
+    state = _ok(_ok(state, ("unpin", "c")), ("evict", 1))
+    state = _ok(state, ("complete", 1, "c", None, False))  # the joined hit
+    assert state.joined() == frozenset()
+    state = _ok(state, ("admit", 3, "d", None, False))
+    assert state.leaving == ((3, "c"),)

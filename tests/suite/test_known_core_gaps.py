@@ -24,6 +24,15 @@ Open:
 
 Closed:
 
+* I11 on ``B24-room-taken-admitted-over`` under ``on_full="refuse"`` and
+  ``"wait"`` (issue 35; the soak's refuse check failed in 16 of 100 runs).
+  T1 and T2 add c and share its slot; T2 loads c and, adding a, chose c as
+  its victim while T1 still held its share: T1 loaded c again, took the room,
+  and T2 was admitted over the bound although nothing was leased. An
+  admission now never chooses a model an add joined, waits for such adds,
+  and an add whose room is taken anyway (weights) decides again under
+  "wait" and "refuse". B24 is the variant that puts it back.
+
 * I15 on ``mixed-21`` with three ops per thread, weighted (2026-12-05, the
   same hunt; pct seed 21). T1's add of b over the weight bound restored it
   when it ended: its first round evicted c, T2 reloaded c over the bound
@@ -162,5 +171,27 @@ def test_a_restoration_whose_victims_went_takes_no_second_round() -> None:
 def test_a_nested_acquire_does_not_wait_for_a_removal_draining_its_own_lease() -> None:
     outcome = explore_scenario(
         mixed_scenario(61, ops=3), CoreAdapter(0), strategy="pct", seed=61, budget=10, shrink=False
+    )
+    assert outcome.failure is None, str(outcome.failure)
+
+
+@pytest.mark.parametrize("on_full", ["refuse", "wait"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_joined_load_never_takes_the_room_an_add_made(on_full: str, seed: int) -> None:
+    """B24's scenario on the core under a safe policy: the PCT seeds on which its variant
+    (the admission before issue 35) is admitted over the bound find nothing here."""
+    bug = load().bug("B24")
+    variant = load().variants_of("B24")[0]
+    caught = explore_scenario(
+        bug.scenario, variant.adapter(), strategy="pct", seed=seed, budget=60, shrink=False
+    )
+    assert caught.label == "I11", "the seed no longer reaches the interleaving"
+    outcome = explore_scenario(
+        bug.scenario,
+        CoreAdapter(0, on_full=on_full),
+        strategy="pct",
+        seed=seed,
+        budget=60,
+        shrink=False,
     )
     assert outcome.failure is None, str(outcome.failure)

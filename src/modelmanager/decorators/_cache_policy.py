@@ -25,6 +25,7 @@ subclassing :class:`CapacityPolicy` and naming the subclass in the cache's
 
 * :meth:`CapacityPolicy.in_flight` — capacity slots of loads in flight.
 * :meth:`CapacityPolicy.occupied` — models loaded at this layer.
+* :meth:`CapacityPolicy.joined` — listed ids an add joined (never admission victims).
 * :meth:`CapacityPolicy.needed` / :meth:`CapacityPolicy.weight_needed` — how
   many models / how much weight must go to admit one more.
 * :meth:`CapacityPolicy.evictable` — whether a listed id may be chosen.
@@ -53,6 +54,7 @@ MEMORY_EVICTIONS_PER_ROUND = 3
 
 _EVICTING = IdState.EVICTING
 _REMOVING = IdState.REMOVING
+_UNLOADING = IdState.UNLOADING
 
 RESTORATION = ""
 """The requester recorded for a restoration's victims (never a model id: ids are non-empty)."""
@@ -140,6 +142,16 @@ class CapacityPolicy:
         return any(
             resolved_id not in book.lru and registered(resolved_id) for resolved_id in book.slots
         )
+
+    def joined(self) -> frozenset[str]:
+        """Listed ids an add holds a slot for: it joined their load (O(slots)).
+
+        Such an add has not taken effect yet; if the model went now, it would
+        load it again. So evicting one makes no room, and an admission never
+        chooses it: it waits for that add instead (:meth:`admit`).
+        """
+        lru = self.book.lru
+        return frozenset(resolved_id for resolved_id in self.book.slots if resolved_id in lru)
 
     def needed(self, requester: str) -> int:
         """How many models must go before ``requester`` (not in flight, not present) fits."""
@@ -250,9 +262,15 @@ class CapacityPolicy:
             return victim in self.restoration_victims(leased, self.restoring_exclude)
         # The add that chose it holds its slot while it evicts (counted in the
         # occupancy, see admit_held): what is over the bounds now is what must
-        # go. A removal or a released slot may have made room meanwhile.
+        # go. A removal or a released slot may have made room meanwhile, and an
+        # add that joined the victim's load since makes evicting it pointless.
         count, weight = self.excess()
-        return victim in self._victims(count, weight, leased, requester)
+        return victim in self._victims(count, weight, self._unchoosable(leased), requester)
+
+    def _unchoosable(self, leased: Collection[str]) -> Collection[str]:
+        """``leased`` plus the :meth:`joined` ids: what an admission never chooses."""
+        joined = self.joined()
+        return leased if not joined else joined.union(leased)
 
     def oversized(self, requester: str) -> bool:
         """Whether ``requester`` alone (as last loaded) weighs more than ``max_weight``.
@@ -295,9 +313,18 @@ class CapacityPolicy:
         models with nothing in flight, it evicts what can go first only when
         ``partial`` (the add will then be admitted over the bound); otherwise
         the answer is FULL at once, so an add that then waits or is refused
-        has evicted nothing for it.
+        has evicted nothing for it. A model an add joined (:meth:`joined`) is
+        never chosen: evicting it makes no room, since that add would load it
+        again and take the room; short of room, the add waits for such adds
+        as for loads in flight. A committed victim's add waits for its unload
+        (WAIT): a slot shared with it now would be such a load.
         """
         book = self.book
+        mark = book.marks.get(resolved_id)
+        if mark is not None and mark.state is _UNLOADING:
+            # A committed victim: a slot now would be a load nobody made room
+            # for once it is gone (it takes the room its evicting add made).
+            return Admission.WAIT, []
         if resolved_id in book.slots or self.present(resolved_id):
             return Admission.RESERVE, []  # share the slot, or it got loaded meanwhile
         need, weight = self.needed(resolved_id), self.weight_needed(resolved_id)
@@ -305,10 +332,14 @@ class CapacityPolicy:
             return Admission.RESERVE, []
         if book.evictions_undecided() or self.committing():
             return Admission.WAIT, []
-        victims = self._victims(need, weight, leased, resolved_id)
+        victims = self._victims(need, weight, self._unchoosable(leased), resolved_id)
         if self._covers(victims, need, weight):
             return Admission.EVICT, victims
-        if self.in_flight():
+        if self.in_flight() or any(
+            self.evictable(rid, leased, resolved_id) for rid in self.joined()
+        ):
+            # Loads in flight, or adds that joined a model's load, end by
+            # themselves: wait for them before evicting anything.
             return Admission.WAIT, []
         if victims and partial:
             return Admission.EVICT, victims  # evict what can go; the next pass is FULL
@@ -324,6 +355,7 @@ class CapacityPolicy:
         victim rescued by a use since its choice): EVICT the next least-recent
         evictable models, WAIT while another eviction is undecided or a load
         awaits its commit, RESERVE (keep the slot) once within the bounds.
+        Never a :meth:`joined` model (see :meth:`admit`).
         FULL when too few models are evictable: the caller gives its slot
         back and decides afresh, so an add short of room never holds a slot
         that another add waits for.
@@ -333,7 +365,7 @@ class CapacityPolicy:
             return Admission.RESERVE, []
         if self.book.evictions_undecided() or self.committing():
             return Admission.WAIT, []
-        victims = self._victims(count, weight, leased, resolved_id)
+        victims = self._victims(count, weight, self._unchoosable(leased), resolved_id)
         if self._covers(victims, count, weight):
             return Admission.EVICT, victims
         return Admission.FULL, []

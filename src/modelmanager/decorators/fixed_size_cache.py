@@ -26,6 +26,9 @@ cache's own, then the two classes it is built from):
 * ``_admit(resolved_id)`` — memory eviction, then a capacity slot.
 * ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — apply
   the policy's admission decisions until a slot is reserved or victims chosen.
+* ``_admits_over_room_taken(resolved_id) -> bool`` — whether an add whose
+  victims went but whose room was taken meanwhile loads over the bound
+  ("proceed" and the documented cases) or decides again ("wait", "refuse").
 * ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
 * ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` (which
   takes the victim's lifecycle without waiting: a busy victim's batch is
@@ -182,7 +185,7 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 
 
 _PINNED_OR_LEASED = "every registered model is pinned or leased"
-_ROOM_TAKEN = "its victims went, and a load that had joined one of them took the room meanwhile"
+_ROOM_TAKEN = "its victims went, and a load heavier than its estimate took the room meanwhile"
 
 
 class _Admitting:
@@ -371,7 +374,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
     A model heavier than ``max_weight`` alone is loaded alone (everything
     evictable goes first) whatever the policy: no lease or pin ending would
-    make room for it.
+    make room for it. Under "wait" and "refuse" the bound is a safety
+    property: those two cases (and a load heavier than its weight estimate,
+    until the restoration at its end) are the only ways over it.
 
     An add over the bound is counted (``pinned_overflow``) and logged once
     per id per minute. The bound comes back by itself: when a lease is given
@@ -1152,13 +1157,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 decision, victims = policy.admit_held(resolved_id, leased)
                 if decision is not Admission.RESERVE and ticket.chosen_went:
                     if not ticket.short and self._loads_in_flight_locked(resolved_id):
-                        # Its room was made, but a load that had joined one of its
-                        # victims is in flight again: wait for it, holding the slot
-                        # (still making room, so not counted as a load), so that two
-                        # loads never run for one place; then load over the bound.
-                        # Only loads count, never another add still making room:
-                        # two such adds would wait for each other.
+                        # Its room was made, but is taken: wait for the loads in
+                        # flight, holding the slot (still making room, so not counted
+                        # as a load), so that two loads never run for one place; then
+                        # decide. Only loads count, never another add still making
+                        # room: two such adds would wait for each other.
                         self._wait_locked(deadline, resolved_id)
+                        continue
+                    if not ticket.short and not self._admits_over_room_taken(resolved_id):
+                        # The room its victims made was taken meanwhile (a load
+                        # heavier than its estimate): under "wait" and "refuse" the
+                        # bound is a safety property, so the add gives its slot back
+                        # and decides again under its policy (evict, wait or refuse).
+                        self._give_back_locked(resolved_id, ticket)
                         continue
                     self._admit_over_locked(
                         resolved_id,
@@ -1183,12 +1194,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # Evicting part of what is needed pays only when the add will be
                 # admitted over the bound anyway; an add that will wait or be
                 # refused evicts nothing for it.
-                overflows = (
-                    self._on_full == "proceed"
-                    or (self._on_full == "wait" and self._holds_lease())
-                    or policy.oversized(resolved_id)
+                decision, victims = policy.admit(
+                    resolved_id, leased, self._may_overflow(resolved_id)
                 )
-                decision, victims = policy.admit(resolved_id, leased, overflows)
                 if decision is Admission.EVICT:
                     ticket.short = not policy.makes_room(resolved_id, victims)
                     book.reserve(resolved_id)
@@ -1222,6 +1230,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._admit_over_locked(resolved_id, _PINNED_OR_LEASED)
             book.reserve(resolved_id)
             return []
+
+    def _may_overflow(self, resolved_id: str) -> bool:
+        """Whether this add may be admitted over the bound (lock held): under
+        "proceed", under "wait" when its thread holds a lease through this cache,
+        or for a model heavier than the weight bound alone."""
+        return (
+            self._on_full == "proceed"
+            or (self._on_full == "wait" and self._holds_lease())
+            or self._policy.oversized(resolved_id)
+        )
+
+    def _admits_over_room_taken(self, resolved_id: str) -> bool:
+        """Whether an add whose made room was taken meanwhile loads over the bound
+        (lock held): only where it may go over it at all (:meth:`_may_overflow`);
+        otherwise it gives its slot back and decides again under its policy."""
+        return self._may_overflow(resolved_id)
 
     def _admit_over_locked(self, resolved_id: str, because: str) -> None:
         """An add is admitted over the bound (lock held): counted, logged, and the
