@@ -427,6 +427,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         {
             "_add",
             "_admit",
+            "_admits_over_room_taken",
             "_bookkeeping_lock",
             "_commit_load",
             "_confirm_victim_locked",
