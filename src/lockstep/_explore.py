@@ -402,11 +402,13 @@ def replay(
         patch=module_names(patch_modules), line_modules=module_names(line_list)
     )
     effective = attrs.evolve(effective, races=options.races)
+    # What this replay's schedules record is what it does, not what the file expected.
+    template = effective.with_choices(()).with_failure(None)
     strategy = ReplayStrategy(schedule)
 
     def body() -> Run:
         strategy.begin_execution()
-        return run_execution(scenario, strategy, options, effective.with_choices(()), session)
+        return run_execution(scenario, strategy, options, template, session)
 
     with _patch_context(patch_modules), open_backend(options.backend) as session:
         try:
@@ -427,4 +429,6 @@ def replay(
         )
     if failure is not None:
         failure = failure.with_replay_command(replay_command_for(effective))
-    return ExecutionResult(run.schedule(), run.trace(), failure)
+    # A failing replay's schedule records what failed, as a failing exploration's does.
+    schedule = run.schedule() if failure is None else failure.schedule
+    return ExecutionResult(schedule, run.trace(), failure)
