@@ -869,6 +869,7 @@ class Driver:
             max_size=self.bound,
             script=self.script,
             on_full=getattr(self.adapter, "on_full", "proceed"),
+            semantics=getattr(self.adapter, "semantics", ()),
             **_weighting(self.adapter),
         )
         result = _judge(history, initial)

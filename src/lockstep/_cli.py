@@ -1,4 +1,4 @@
-"""The ``lockstep`` command: replay, show, explore, check.
+"""The ``lockstep`` command: replay, show, explore, check, compare.
 
 Exit codes (every subcommand):
   0    success: no failure found / the replay passed / every case of every suite passed
@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from lockstep._backend import BACKEND_NAMES
 from lockstep._backend import ENV_VAR as BACKEND_ENV_VAR
 from lockstep._check import CheckUsageError, available_cpus, run_check
+from lockstep._compare import compare
 from lockstep._explore import explore, replay
 from lockstep._failure import format_exception
 from lockstep._imports import add_import_roots
@@ -717,7 +718,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stall(p_check)
     _add_backend(p_check)
     p_check.set_defaults(handler=_check)
+
+    p_compare = sub.add_parser(
+        "compare",
+        help="compare two check --json files: fixed, still failing, changed, new failure",
+        description="Compare two `lockstep check --json` files case by case: fixed (FAIL -> "
+        "PASS), still failing (the same invariants), changed (other invariants), new failure "
+        "(PASS -> FAIL), not judged (SKIP or ERROR on either side), passing; then the "
+        "totals. Exit 1 when anything fails that did not before, else 0.",
+        epilog=_EPILOG,
+        formatter_class=_Formatter,
+    )
+    p_compare.add_argument("before", help="the earlier run's --json file")
+    p_compare.add_argument("after", help="the later run's --json file")
+    p_compare.add_argument(
+        "--labels",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        default=("before", "after"),
+        help="column titles for the two runs, e.g. 1.8.3 pr-2821 (default: before after)",
+    )
+    p_compare.set_defaults(handler=_compare)
     return parser
+
+
+def _compare(args: argparse.Namespace, out: TextIO) -> int:
+    lines, code = compare(
+        args.before, args.after, before_label=args.labels[0], after_label=args.labels[1]
+    )
+    for line in lines:
+        print(line, file=out)
+    return code
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:

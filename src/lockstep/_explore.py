@@ -114,10 +114,14 @@ def explore(
     races: bool = True,
     time_budget: float | None = None,
     import_modules: Iterable[ModuleRef] = (),
+    keep_going: bool = False,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
-    Stops at the first failing execution; with ``shrink`` (default) the failure is
+    Stops at the first failing execution (``keep_going``: searches on until the budget
+    or the strategy ends, and ``result.failures`` holds the first failure of every
+    distinct kind and label found, first one first, so one failure never hides
+    another); with ``shrink`` (default) the first failure is
     minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
     point of every execution. ``patch`` modules have their threading/time/queue/heapq/datetime names
@@ -213,8 +217,11 @@ def explore(
                     tally.failure = _strategy_failure(run, exc)
                     break
                 if outcome.failure is not None:
-                    tally.failure = outcome.failure
-                    break
+                    if tally.failure is None:
+                        tally.failure = outcome.failure
+                    tally.distinct.setdefault(outcome.failure.signature, outcome.failure)
+                    if not keep_going:
+                        break
                 progress_display.update(tally.executions)
                 if not more:
                     tally.exhausted = True
@@ -240,6 +247,13 @@ def explore(
     executions, exhausted, out_of_time = tally.executions, tally.exhausted, tally.out_of_time
     if failure is not None and failure.replay_command is None:
         failure = failure.with_replay_command(replay_command_for(failure.schedule))
+    others = [
+        f for f in tally.distinct.values() if failure is None or f.signature != failure.signature
+    ]
+    failures = tuple(
+        ([] if failure is None else [failure])
+        + [f.with_replay_command(replay_command_for(f.schedule)) for f in others]
+    )
     elapsed = _real_time.perf_counter() - start
     bound = getattr(strategy, "probability_bound", None)
     systematic = bool(getattr(strategy, "systematic", False))
@@ -285,6 +299,7 @@ def explore(
         shrink_executions=tally.shrink_runs,
         verdict=verdict,
         switch_points=tally.switch_points,
+        failures=failures,
     )
 
 
@@ -328,6 +343,8 @@ class _Tally:
         self.declared: dict[str, str] = {}
         self.unordered: dict[str, str] = {}
         self.failure: Failure | None = None
+        # The first failure of each signature, in the order found (keep_going).
+        self.distinct: dict[tuple[str, str], Failure] = {}
         self.shrink_runs = 0
         self.switch_points: dict[str, int] = {}
 
