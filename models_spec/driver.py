@@ -373,6 +373,7 @@ def _judge(history: Sequence[Operation], initial: SpecState) -> CheckResult:
         config.max_weight,
         config.weights,
         config.default_weight,
+        config.semantics,  # declared semantics judge by other rules: never share a verdict
     )
     key = tuple(history)
     try:

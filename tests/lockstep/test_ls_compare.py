@@ -83,7 +83,7 @@ def test_each_case_gets_its_change_and_the_totals_add_up(tmp_path: Path) -> None
     assert text.splitlines()[0].split() == ["scenario", "implementation", "1.8.3", "pr", "change"]
     assert "new failure 1, changed 2, still failing 1, fixed 1, not judged 2, passing 1" in text
     assert code == 1
-    assert "exit 1: 2 case(s) fail in ways they did not before (other on impl, broke on impl)" in text
+    assert "2 case(s) fail in ways they did not before (other on impl, broke on impl)" in text
 
 
 def test_nothing_new_exits_0(tmp_path: Path) -> None:

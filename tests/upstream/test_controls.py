@@ -67,3 +67,37 @@ def test_the_failing_interleaving_passes_on_the_control(entry: object) -> None:
     schedule = lockstep.Schedule.load(entry.path())  # type: ignore[attr-defined]
     outcome = follow_scenario(get_scenario(entry.scenario), control, schedule)  # type: ignore[attr-defined]
     assert outcome.failure is None, str(outcome.failure)
+
+
+def test_a_control_whose_method_is_gone_is_inert(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ModelManager has no `_dispose_model_lock` (pull request #2821 removed it), the
+    override changes nothing: the control says it is inert, naming the method."""
+    from models_spec.targets.roboflow_inference import _controls
+
+    monkeypatch.setattr(_controls, "_Base", type("ModelManager", (), {}))
+    reason = _controls.inert_reason()
+    assert reason.startswith(
+        "control is inert: `_dispose_model_lock` is not a method of ModelManager"
+    )
+
+
+def test_a_control_never_called_in_a_cell_is_an_error(tmp_path: object) -> None:
+    """B10 never disposes a lock: the control's cell is ERROR, not a PASS that compares
+    nothing; B1 disposes, so the control's PASS there stands."""
+    from pathlib import Path
+
+    from lockstep.suites import SuiteOptions
+    from models_spec.suite import plan_jobs, run_job
+
+    spec = f"{TARGET}:manager_never_dispose"
+    options = SuiteOptions(budget=5, output_dir=Path(str(tmp_path)), target=spec)
+    jobs = plan_jobs(
+        options,
+        targets=[("inference-manager-never-dispose", spec)],
+        scenarios=("B1-remove-add-generation-split", "B10-alias-is-the-key"),
+    )
+    cells = {job.scenario: run_job(job) for job in jobs}
+    assert cells["B1-remove-add-generation-split"].verdict == "PASS"
+    b10 = cells["B10-alias-is-the-key"]
+    assert (b10.verdict, b10.label) == ("ERROR", "inert control")
+    assert "upstream never called `_dispose_model_lock`" in b10.message
