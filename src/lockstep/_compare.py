@@ -4,8 +4,10 @@ Both files are ``lockstep check --json`` documents.  Cases are matched by suite 
 case id; each pair is one of:
 
 * ``fixed``: failed before, passes after;
-* ``still failing``: fails on both sides, the same invariants broken;
-* ``changed``: fails on both sides, other invariants broken (the new ones are named);
+* ``still failing``: fails on both sides, the same invariant broken first (the
+  invariants broken after it may differ: the ones only the later run broke are named);
+* ``changed``: fails on both sides, another invariant broken first (the ones only the
+  later run broke are named);
 * ``new failure``: passed before, fails after;
 * ``not judged``: skipped or errored on either side, or absent from one of them
   (nothing can be said about a change);
@@ -14,7 +16,7 @@ case id; each pair is one of:
 What a case broke is its ``invariants`` field (every distinct invariant the cell saw
 break, first one first) where the suite writes one, else its ``invariant``, else its
 verdict.  `compare` returns the report's lines and the exit code: 1 when anything
-fails after that did not before (a new failure, or a changed case breaking an
+fails after that did not before (a new failure, or a failing case breaking an
 invariant it did not break before), else 0.  `load_check_json` raises
 `CompareInputError` (one line) for a file that is not such a document.
 """
@@ -22,6 +24,7 @@ invariant it did not break before), else 0.  `load_check_json` raises
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -117,17 +120,17 @@ def _change(
     if outcomes == ("passed", "failed"):
         return "new failure", _broken(after)
     old, new = _broken(before), _broken(after)
-    if set(old) == set(new):
-        return "still failing", ()
-    return "changed", tuple(i for i in new if i not in old)
+    added = tuple(i for i in new if i not in old)
+    return ("still failing" if old[0] == new[0] else "changed"), added
 
 
 def compare_cases(
     before: Mapping[tuple[str, str], Mapping[str, Any]],
     after: Mapping[tuple[str, str], Mapping[str, Any]],
 ) -> list[Comparison]:
-    """Every case of either side (the after side's order, then cases only before has)."""
-    keys = [*after, *(k for k in before if k not in after)]
+    """Every case of either side, in natural order of suite, name and implementation
+    ("B2" before "B10"; a parallel run writes its cases in the order they finished)."""
+    keys = sorted({*after, *before}, key=lambda k: _natural(k, before.get(k) or after[k]))
     rows = []
     for key in keys:
         old, new = before.get(key), after.get(key)
@@ -146,6 +149,20 @@ def compare_cases(
             )
         )
     return rows
+
+
+def _natural(key: tuple[str, str], case: Mapping[str, Any]) -> tuple[object, ...]:
+    def parts(text: str) -> tuple[tuple[int, int | str], ...]:
+        return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.findall(r"\d+|\D+", text))
+
+    name = str(case.get("scenario") or key[1])
+    return (key[0], parts(name), str(case.get("implementation") or ""), key[1])
+
+
+def _change_text(row: Comparison) -> str:
+    if row.change == "new failure" or not row.new:
+        return row.change
+    return f"{row.change}, now also {','.join(row.new)}"
 
 
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -172,7 +189,7 @@ def compare(
             r.implementation,
             r.before,
             r.after,
-            r.change + (f": {','.join(r.new)}" if r.new else ""),
+            _change_text(r),
         )
         for r in rows
     ]
@@ -180,7 +197,7 @@ def compare(
     counts = Counter(r.change for r in rows)
     lines.append("")
     lines.append(", ".join(f"{name} {counts[name]}" for name in CHANGES))
-    worse = [r for r in rows if r.change == "new failure" or (r.change == "changed" and r.new)]
+    worse = [r for r in rows if r.new]
     if worse:
         named = [f"{r.name} on {r.implementation}" if r.implementation else r.name for r in worse]
         more = ", ..." if len(named) > 5 else ""

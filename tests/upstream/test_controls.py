@@ -20,9 +20,11 @@ DISPOSAL_SCENARIOS = (
     "B2-constructor-failure-split",
     "B3-dispose-after-release",
 )
+DISPOSAL_BUGS = frozenset({"B1", "B2", "B3", "B16"})
 MANAGER_ENTRIES = [e for e in load_manifest() if e.implementation == "inference-manager"]
-# The manager's failures the control is about (its other ones it shares with the control).
-DISPOSAL_ENTRIES = [e for e in MANAGER_ENTRIES if e.scenario in DISPOSAL_SCENARIOS]
+# The manager's failures the control is about (its other ones it shares with the control):
+# the split generations and the false failure of a timed-out disposal, in any scenario.
+DISPOSAL_ENTRIES = [e for e in MANAGER_ENTRIES if e.bug in DISPOSAL_BUGS]
 
 
 @pytest.mark.parametrize("scenario", DISPOSAL_SCENARIOS)
@@ -39,18 +41,19 @@ def test_never_dispose_control_passes_where_the_manager_fails(scenario: str, str
 
 def test_the_manager_fails_every_disposal_scenario() -> None:
     """Cause needs an effect: a recorded failure of the manager exists for each scenario."""
-    assert {e.scenario for e in DISPOSAL_ENTRIES} == set(DISPOSAL_SCENARIOS)
+    assert {e.scenario for e in DISPOSAL_ENTRIES} >= set(DISPOSAL_SCENARIOS)
 
 
 def test_the_managers_other_failures_are_shared_by_the_control() -> None:
-    """What the manager fails outside the disposal scenarios (its clear() semantics) the
-    control fails too, as the same finding: disposal is not their cause."""
+    """What the manager fails that is not a disposal bug the control fails too, as the
+    same finding: disposal is not their cause (none on 1.8.3 since clear()'s semantics are
+    declared)."""
     control = {
         (e.scenario, e.invariant, e.bug)
         for e in load_manifest()
         if e.implementation == "inference-manager-never-dispose"
     }
-    others = [e for e in MANAGER_ENTRIES if e.scenario not in DISPOSAL_SCENARIOS]
+    others = [e for e in MANAGER_ENTRIES if e.bug not in DISPOSAL_BUGS]
     for entry in others:
         assert (entry.scenario, entry.invariant, entry.bug) in control, entry
 

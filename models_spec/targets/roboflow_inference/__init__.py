@@ -70,6 +70,7 @@ __all__ = [
     "install_command",
     "manager",
     "manager_never_dispose",
+    "new_manager",
     "report_header",
     "stack",
 ]
@@ -109,10 +110,6 @@ class UpstreamAdapter:
         """A fresh upstream stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
         del memory_probe, lock_timeout, queue_lock_timeout  # see the module docstring
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
-        from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
-            ARTIFACT_CACHE,
-            UpstreamRegistry,
-        )
         from models_spec.targets.roboflow_inference._stack import UpstreamStack  # noqa: PLC0415
 
         manager_class: Any = upstream.ModelManager
@@ -122,10 +119,7 @@ class UpstreamAdapter:
             )
 
             manager_class = NeverDisposeModelManager
-        kwargs: dict[str, Any] = {}
-        if "content_addressed_artifact_cache" in inspect.signature(manager_class).parameters:
-            kwargs["content_addressed_artifact_cache"] = ARTIFACT_CACHE
-        manager_obj = manager_class(UpstreamRegistry(registry), **kwargs)
+        manager_obj = new_manager(registry, manager_class)
         cache = upstream.WithFixedSizeCache(manager_obj, max_size=max_size) if self.cache else None
         top = cache if cache is not None else manager_obj
         return UpstreamStack(top, manager_obj, cache, registry.ghost)
@@ -167,6 +161,23 @@ class UpstreamAdapter:
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
 
         return [importlib.import_module(name) for name in upstream.PATCH_MODULES]
+
+
+def new_manager(registry: Any, manager_class: Any = None) -> Any:
+    """Upstream's ``ModelManager`` (or `manager_class`) over the suite's `registry` (a
+    `fakes.ScriptedRegistry`), passing the inert artifact cache only to a version whose
+    constructor takes one (1.8.3 does; upstream main and pull request #2821 do not)."""
+    from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
+    from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
+        ARTIFACT_CACHE,
+        UpstreamRegistry,
+    )
+
+    cls = upstream.ModelManager if manager_class is None else manager_class
+    kwargs: dict[str, Any] = {}
+    if "content_addressed_artifact_cache" in inspect.signature(cls).parameters:
+        kwargs["content_addressed_artifact_cache"] = ARTIFACT_CACHE
+    return cls(UpstreamRegistry(registry), **kwargs)
 
 
 def stack() -> UpstreamAdapter:
