@@ -39,3 +39,15 @@ def test_undeclared_the_rounds_fail_i15_and_the_cell_still_names_i11(tmp_path: P
     assert cell.invariants[0] == "I15", cell.invariants
     assert "I11" in cell.invariants
     assert "Other invariants this cell saw break:" in cell.explanation
+
+
+def test_one_search_keeps_going_after_its_first_failure(tmp_path: Path) -> None:
+    """DPOR alone on B14 breaks I4 first (a failed eviction drops an in-flight load from the
+    LRU, B9) and stops there without keep-going; the cell searches on and names I11 too."""
+    spec = "models_spec.targets.roboflow_inference:stack"
+    options = SuiteOptions(output_dir=tmp_path, target=spec, strategy="dpor")
+    (job,) = plan_jobs(options, targets=[(spec, spec)], scenarios=(B14,))
+    cell = run_job(job)
+    assert [m.mode for m in cell.modes] == ["dpor"]
+    assert cell.invariants[:2] == ("I4", "I11"), cell.invariants
+    assert "  also by dpor: I11 (capacity) broken" in cell.explanation
