@@ -723,8 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
         "compare",
         help="compare two check --json files: fixed, still failing, changed, new failure",
         description="Compare two `lockstep check --json` files case by case: fixed (FAIL -> "
-        "PASS), still failing (the same invariants), changed (other invariants), new failure "
-        "(PASS -> FAIL), not judged (SKIP or ERROR on either side), passing; then the "
+        "PASS), still failing (the same invariant broken first), changed (another one first), new "
+        "failure (PASS -> FAIL), not judged (SKIP or ERROR on either side), passing; then the "
         "totals. Exit 1 when anything fails that did not before, else 0.",
         epilog=_EPILOG,
         formatter_class=_Formatter,
