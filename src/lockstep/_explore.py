@@ -16,7 +16,7 @@ import time as _real_time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -41,7 +41,12 @@ from lockstep._runtime import ACCESS_KINDS, DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
-from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
+from lockstep.errors import (
+    InvalidArgument,
+    InvalidArgumentType,
+    LockstepError,
+    StrategyFailure,
+)
 from lockstep.strategies._base import Strategy
 from lockstep.strategies._random import RandomStrategy
 from lockstep.strategies._replay import ReplayStrategy
@@ -121,7 +126,9 @@ def explore(
     Stops at the first failing execution (``keep_going``: searches on until the budget
     or the strategy ends, and ``result.failures`` holds the first failure of every
     distinct kind and label found, first one first, so one failure never hides
-    another); with ``shrink`` (default) the first failure is
+    another; it still stops at a failure that says lockstep could not run the code: a
+    stall, step limit, nondeterminism, a lockstep error such as an uncontrolled thread,
+    a race near uncontrolled synchronisation); with ``shrink`` (default) the first failure is
     minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
     point of every execution. ``patch`` modules have their threading/time/queue/heapq/datetime names
@@ -220,7 +227,7 @@ def explore(
                     if tally.failure is None:
                         tally.failure = outcome.failure
                     tally.distinct.setdefault(outcome.failure.signature, outcome.failure)
-                    if not keep_going:
+                    if not keep_going or _harness_failure(outcome.failure):
                         break
                 progress_display.update(tally.executions)
                 if not more:
@@ -358,6 +365,18 @@ class _Tally:
         self.max_threads = max(self.max_threads, len(run.threads))
         self.max_steps_seen = max(self.max_steps_seen, run.step)
         _count_switch_points(run, self.switch_points)
+
+
+_HARNESS_KINDS: Final = frozenset({"stall", "step_limit", "nondeterminism", "divergence"})
+
+
+def _harness_failure(failure: Failure) -> bool:
+    """Whether lockstep could not run the code as asked (a stall, an uncontrolled thread, a
+    race near uncontrolled synchronisation, ...): every further execution would meet it
+    too, so even a search that keeps going stops there."""
+    if failure.kind in _HARNESS_KINDS or isinstance(failure.exception, LockstepError):
+        return True
+    return failure.race is not None and bool(failure.race.uncontrolled)
 
 
 def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
