@@ -37,6 +37,7 @@ __all__ = [
     "load_adapter",
     "loaded_from",
     "stack_statistics",
+    "target_header",
     "target_specs",
     "weighted_core_adapter",
 ]
@@ -143,7 +144,12 @@ class ManagerAdapter(Protocol):
       data races on them are failures (default: the stack's own objects,
       found by `models_spec.watching.default_watched`; return ``()`` to
       watch nothing). Intended lock-free reads are declared by the
-      implementation in a ``__benign_races__`` class attribute.
+      implementation in a ``__benign_races__`` class attribute;
+    * optionally `inert_control() -> str`, for a *control* (an implementation
+      that changes one thing of another to show cause): "" when what it
+      changes took effect since the last call, else why not ("control is
+      inert: ..."); the check asks before and after each cell, and a cell
+      whose control was inert is an ERROR with that message.
     """
 
     name: str
@@ -605,6 +611,25 @@ def target_specs(target: str) -> tuple[str, ...]:
             )
         return tuple(f"{target}:{name}" for name in names)
     return (target,)  # `load_adapter` validates it
+
+
+def target_header(target: str) -> tuple[str, ...]:
+    """The lines a target's module asks to head the check's report with: what its
+    ``report_header()`` returns (e.g. which files of the code under test were imported
+    and their versions), or nothing when it defines none.  Raises `AdapterError` when
+    it raises (`TargetUnavailable` passes through unchanged)."""
+    module_name = target.partition(":")[0]
+    module = _import_target_module(module_name, target)
+    header = getattr(module, "report_header", None)
+    if not callable(header):
+        return ()
+    try:
+        lines = header()
+    except TargetUnavailable:
+        raise
+    except Exception as error:
+        raise AdapterError(f"{module_name}.report_header() failed: {error!r}") from error
+    return tuple(str(line) for line in lines)
 
 
 # Adapters `load_adapter` returned, by identity, with the target they came

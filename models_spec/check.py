@@ -193,7 +193,9 @@ class CheckOutcome:
     `verdict` what a search established (`lockstep.Verdict`; None for a replay);
     `switch_points` the steps its executions took inside the code under test
     (see the module docstring; None when nothing ran); `shrunk` whether `failure`
-    was minimised (False for a failure kept as the search found it).
+    was minimised (False for a failure kept as the search found it); `others` the
+    first failure of every other distinct kind and label a search that kept going
+    after `failure` found (``keep_going``), in the order found.
     """
 
     scenario: str
@@ -208,6 +210,7 @@ class CheckOutcome:
     verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
     switch_points: int | None = attrs.field(default=None, eq=False)
     shrunk: bool = attrs.field(default=False, eq=False)
+    others: tuple[lockstep.Failure, ...] = attrs.field(default=(), eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -279,8 +282,12 @@ def explore_scenario(
     max_steps: int = DEFAULT_MAX_STEPS,
     stall_diagnosis: float | None = None,
     races: bool = True,
+    keep_going: bool = False,
 ) -> CheckOutcome:
     """Explore `scenario` on `adapter` with the named strategy, up to `budget` executions.
+
+    ``keep_going``: search on after the first failure until the budget ends, and
+    report the first failure of every other distinct invariant too (`others`).
 
     ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
     reported (None: lockstep's default). ``races`` False: data races on the watched
@@ -309,6 +316,7 @@ def explore_scenario(
             progress=False,
             import_modules=_import_modules(adapter),
             races=races,
+            keep_going=keep_going,
             **_stall_options(stall_diagnosis),
         )
     return CheckOutcome(
@@ -323,6 +331,7 @@ def explore_scenario(
         verdict=result.verdict,
         switch_points=code_switch_points(result.switch_points),
         shrunk=result.failure is not None and result.shrink_executions > 0,
+        others=result.failures[1:],
     )
 
 

@@ -374,6 +374,7 @@ def _judge(history: Sequence[Operation], initial: SpecState) -> CheckResult:
         config.max_weight,
         config.weights,
         config.default_weight,
+        config.semantics,  # declared semantics judge by other rules: never share a verdict
     )
     key = tuple(history)
     try:
@@ -899,6 +900,7 @@ class Driver:
             max_size=self.bound,
             script=self.script,
             on_full=getattr(self.adapter, "on_full", "proceed"),
+            semantics=getattr(self.adapter, "semantics", ()),
             **_weighting(self.adapter),
         )
         result = _judge(history, initial)

@@ -291,6 +291,7 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
         "role": cell.role,
         "verdict": cell.verdict,
         "invariant": cell.label,
+        "invariants": list(cell.invariants),
         "executions": cell.executions,
         "elapsed": round(cell.elapsed, 3),
         "search_caught": list(cell.caught_by),

@@ -85,6 +85,7 @@ from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedLoadError, ScriptedU
 
 __all__ = [
     "ADMISSION_ERRORS",
+    "DECLARABLE_SEMANTICS",
     "LOCK_TIMEOUT",
     "Spec",
     "SpecConfig",
@@ -109,6 +110,25 @@ _FAILED: Final = "failed:"
 _BLOCKED: Final = "_Blocked"  # internal: an admission cannot take effect in this state
 CACHE_FULL: Final = "CacheFull"
 ON_FULL_POLICIES: Final = ("proceed", "refuse", "wait")
+
+EVICTS_IN_ROUNDS: Final = "evicts-in-rounds-of-3"
+CLEAR_STOPS: Final = "clear-stops-at-first-failure"
+DECLARABLE_SEMANTICS: Final = {
+    EVICTS_IN_ROUNDS: (
+        "a full cache evicts up to 3 least recent evictable models per round (may free "
+        "more than one slot), not only as many as the add needs (chosen semantics 6)"
+    ),
+    CLEAR_STOPS: (
+        "clear() stops at the first failing removal and raises it alone, leaving the "
+        "models after it (in the spec's least-recent-first order) loaded, not remove all "
+        "and raise an ExceptionGroup (chosen semantics 9)"
+    ),
+}
+"""Deliberate, documented ways an implementation may differ from the chosen semantics:
+name -> what the spec does instead when the implementation declares it (an adapter's
+``semantics`` attribute; `SpecConfig.semantics`).  The spec and every invariant then
+judge that implementation by its own rule, so a declared difference never fails a
+check and never stops a search before it finds a real race."""
 
 
 def _weight_pairs(
@@ -151,6 +171,16 @@ class SpecConfig:
     max_weight: int | None = None
     weights: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_weight_pairs)
     default_weight: int = 1
+    # Declared semantics (`DECLARABLE_SEMANTICS`) the implementation follows instead.
+    semantics: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+
+    @semantics.validator
+    def _check_semantics(self, _attribute: object, value: frozenset[str]) -> None:
+        unknown = sorted(value - DECLARABLE_SEMANTICS.keys())
+        if unknown:
+            raise ValueError(
+                f"unknown declared semantics {unknown}; declarable: {sorted(DECLARABLE_SEMANTICS)}"
+            )
 
     def weight_of(self, resolved_id: str) -> int:
         """The weight the weigher gives `resolved_id`'s model."""
@@ -285,9 +315,11 @@ def initial_state(
     max_weight: int | None = None,
     weights: Mapping[str, int] | None = None,
     default_weight: int = 1,
+    semantics: Iterable[str] = (),
 ) -> SpecState:
     """An empty stack's state.  Raises `ValueError` for a bad `max_size`, threshold,
-    `on_full` (one of `ON_FULL_POLICIES`) or weight setting.
+    `on_full` (one of `ON_FULL_POLICIES`), weight setting or declared `semantics`
+    (names of `DECLARABLE_SEMANTICS`).
 
     `max_weight` bounds the sum of the registered models' weights; a model's
     weight is ``weights.get(resolved_id, default_weight)`` (the cache's
@@ -319,6 +351,7 @@ def initial_state(
         max_weight=max_weight,
         weights=weights or {},
         default_weight=default_weight,
+        semantics=frozenset(semantics),
     )
     return SpecState(max_size=max_size, config=config)
 
@@ -437,7 +470,10 @@ def _choose_victims(
     if count > 0 or weight > 0:
         # A model an admitted add joined is never a capacity victim (no room).
         joined = state.joined()
-        chosen = _pick(state, count, weight, skip=(*victims, *joined))
+        wanted = count
+        if count > 0 and EVICTS_IN_ROUNDS in state.config.semantics:
+            wanted = -(-count // _MEMORY_ROUND) * _MEMORY_ROUND  # whole rounds of 3
+        chosen = _pick(state, wanted, weight, skip=(*victims, *joined))
         if not _covers(state, chosen, count, weight):
             if state.in_flight() or any(j in state.evictable() for j in joined):
                 # The core waits for in-flight loads, and for the adds that joined
@@ -714,6 +750,8 @@ def _clear(state: SpecState, details: list[tuple[str, str, int]]) -> tuple[SpecS
             failures.append(failure.name)
             if failure.subject is not None:
                 details.append((failure.name, *failure.subject))
+            if CLEAR_STOPS in state.config.semantics:
+                break
     return state, failures
 
 
@@ -866,6 +904,8 @@ def _apply(
                 if state.leaving:
                     raise _Raise(_BLOCKED, state)
                 state, failures = _clear(state, details)
+                if failures and CLEAR_STOPS in state.config.semantics:
+                    return ("raise", failures[0]), state  # the first failure, alone
                 if failures:
                     return ("raise", _group_name(failures)), state
                 return ("ok", None), state

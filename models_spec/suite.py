@@ -67,6 +67,7 @@ from models_spec.adapter import (
     TargetUnavailable,
     core_adapter_named,
     load_adapter,
+    target_header,
     target_specs,
 )
 from models_spec.catalogue import DEFAULT_PACKAGE, load
@@ -74,6 +75,7 @@ from models_spec.check import (
     UNCONTROLLED_SYNC,
     CheckOutcome,
     explore_scenario,
+    failure_label,
     follow_scenario,
     module_label,
     replay_scenario,
@@ -90,6 +92,7 @@ from models_spec.report import (
     write_artifacts,
 )
 from models_spec.scenarios import Scenario, default_scenarios, get_scenario
+from models_spec.spec import DECLARABLE_SEMANTICS
 from models_spec.validate import validate_adapter
 
 __all__ = [
@@ -162,6 +165,9 @@ class ModeResult:
     switch_points: int | None = attrs.field(default=None, eq=False)
     # What a search established (lockstep.Verdict; None for replay/follow).
     verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
+    # The other distinct failures a search that kept going found: (label, message line,
+    # saved schedule or ""), in the order found.
+    also: tuple[tuple[str, str, str], ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen
@@ -184,6 +190,8 @@ class Cell:
     index: int = attrs.field(default=0, eq=False)
     # Variants: the strategies their bug module declares will catch them (Job.expected).
     expected: tuple[str, ...] = ()
+    # Every distinct invariant (or failure label) the cell saw break, first one first.
+    invariants: tuple[str, ...] = ()
 
     @property
     def bad(self) -> bool:
@@ -416,6 +424,20 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
             shrunk=outcome.shrunk or mode == "replay",
             scenario=scenario.describe(),
         )
+    also: list[tuple[str, str, str]] = []
+    for other in outcome.others:
+        path = ""
+        if job.output_dir is not None:
+            label = failure_label(other)
+            saved_other = write_artifacts(
+                Path(job.output_dir),
+                safe_stem(job.scenario, job.implementation, f"{mode}-also-{label}"),
+                other,
+                title=f"{job.scenario} on {job.implementation} ({mode}, also)",
+            )
+            artifacts += saved_other.paths
+            path = str(saved_other.paths[0])
+        also.append((failure_label(other), failure_line(other), path))
     return ModeResult(
         mode,
         outcome.kind,
@@ -429,6 +451,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         explanation,
         outcome.switch_points,
         outcome.verdict,
+        tuple(also),
     )
 
 
@@ -446,7 +469,17 @@ def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) 
         seed=job.seed,
         shrink=_shrinks(job),
         stall_diagnosis=job.stall_diagnosis,
+        keep_going=_keeps_going(job),
     )
+
+
+def _keeps_going(job: Job) -> bool:
+    """Whether the job's searches go on after a first failure, so that one failure never
+    hides another: for a ``--target`` (and the core: which passes, so it costs nothing),
+    not for a known-bug variant, whose cell only has to show its search catches it
+    (searching its whole budget after the catch would multiply the default check's time
+    and change no verdict)."""
+    return job.role != "variant"
 
 
 def _shrinks(job: Job) -> bool:
@@ -474,12 +507,24 @@ def run_job(job: Job) -> Cell:
     """
     scenario = _scenario_of(job)
     adapter = adapter_for(job.implementation, job.target, job.catalogue)
+    inert_control = getattr(adapter, "inert_control", None)
+    if inert_control is not None:
+        inert_control()  # start counting this cell's effects
     results: list[ModeResult] = []
     for mode in job.modes:
         results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode), scenario))
         if _harness_label(results[-1]):
             break
-    return _cell(job, results, module_label(adapter))
+    cell = _cell(job, results, module_label(adapter))
+    inert = "" if inert_control is None or cell.verdict == "SKIP" else str(inert_control())
+    if inert:
+        # A control that changed nothing compares nothing: its verdict would be the
+        # plain implementation's under another name.
+        explanation = wrap_text(f"{job.scenario} on {job.implementation}: {inert}")
+        return attrs.evolve(
+            cell, verdict="ERROR", label="inert control", message=inert, explanation=explanation
+        )
+    return cell
 
 
 def _harness_label(result: ModeResult) -> str:
@@ -511,6 +556,17 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     label = failed[0].label if failed else ""
     message = failed[0].message if failed else ""
     explanation = "\n\n".join(r.explanation for r in failed[:1] if r.explanation)
+    invariants = tuple(dict.fromkeys(x for r in failed for x in (r.label, *(a[0] for a in r.also))))
+    if len(invariants) > 1:  # one failure never hides another: the others are named too
+        seen = {failed[0].label}
+        others = []
+        for r in failed:
+            for other in ((r.label, r.message, ""), *r.also):
+                if other[0] not in seen:
+                    seen.add(other[0])
+                    where = f" (schedule: {other[2]})" if other[2] else ""
+                    others.append(f"  also by {r.mode}: {other[1]}{where}")
+        explanation = "\n".join([explanation, "", "Other invariants this cell saw break:", *others])
     reached = [r.switch_points for r in results if r.switch_points is not None]
     if results and all(r.skipped for r in results):
         verdict = "SKIP"
@@ -555,6 +611,7 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         explanation,
         job.index,
         job.expected,
+        invariants if verdict in ("FAIL", "CORE-FAIL", "CAUGHT") else (),
     )
 
 
@@ -634,7 +691,7 @@ def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
             cell.scenario,
             cell.implementation,
             cell.verdict,
-            cell.label or "-",
+            ",".join(cell.invariants) if len(cell.invariants) > 1 else cell.label or "-",
             str(cell.executions),
         ]
         if with_time:
@@ -780,6 +837,22 @@ def corpus_warning(options: SuiteOptions) -> str:
     )
 
 
+def _declared_semantics(targets: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """One line per declared semantic difference of the target's adapters (the report
+    lists what the spec judged each one by); `AdapterError` for an unknown name."""
+    lines = []
+    for name, spec in targets:
+        declared = sorted(getattr(load_adapter(spec), "semantics", ()) or ())
+        unknown = [d for d in declared if d not in DECLARABLE_SEMANTICS]
+        if unknown:
+            raise AdapterError(
+                f"{spec}: unknown declared semantics {unknown}; declarable: "
+                f"{sorted(DECLARABLE_SEMANTICS)}"
+            )
+        lines.extend(f"{name} declares {d}: {DECLARABLE_SEMANTICS[d]}" for d in declared)
+    return tuple(lines)
+
+
 def exit_status(cells: Sequence[Cell]) -> int:
     """1 when any cell is CORE-FAIL, FAIL, ESCAPED or ERROR, else 0."""
     return EXIT_FAILURE if any(c.bad for c in cells) else EXIT_OK
@@ -811,6 +884,7 @@ class ModelManagerSuite:
         """
         out = self.stream if self.stream is not None else sys.stdout
         targets: tuple[tuple[str, str], ...] = ()
+        header: tuple[str, ...] = ()
         if options.target is not None:
             try:
                 targets = tuple(
@@ -818,6 +892,7 @@ class ModelManagerSuite:
                 )
                 for _, spec in targets:
                     validate_adapter(load_adapter(spec), spec)
+                header = target_header(options.target) + _declared_semantics(targets)
             except TargetUnavailable as error:
                 print(f"lockstep check: {abbreviate(str(error), 500)}", file=sys.stderr)
                 return EXIT_UNAVAILABLE
@@ -843,6 +918,9 @@ class ModelManagerSuite:
             jobs = options.shard.select(jobs)
         if options.stall_diagnosis is not None:
             jobs = [attrs.evolve(job, stall_diagnosis=options.stall_diagnosis) for job in jobs]
+        for line in header:  # what the target runs against, before anything else
+            print(line, file=out)
+        out.flush()
         options.reporter.start(self.name, len(jobs))
         start = time.perf_counter()
         cells: list[Cell] = []

@@ -70,15 +70,18 @@ class UpstreamSchedule:
 class Reproduction:
     """What replaying one recorded schedule on the installed code did.
 
-    `refound`: when the replay did not reproduce, the search that found the
-    same invariant broken again in the same scenario ("pct after 3
-    executions"), or None when none did within the budget.
+    `outcome`: the replay's outcome (``lockstep.classify_replay``: "reproduced",
+    "different failure", "diverged" or "passed").  `refound`: when the replay did
+    not reproduce, the search that found the same invariant broken again in the
+    same scenario ("pct after 3 executions"), or None when none did within the
+    budget.
     """
 
     entry: UpstreamSchedule
     reproduced: bool
     detail: str
     refound: str | None = None
+    outcome: str = "reproduced"
 
 
 def failure_line(message: str) -> str:
@@ -127,21 +130,27 @@ def reproduce(
     scenario, adapter = get_scenario(entry.scenario), load_adapter(entry.target)
     schedule = lockstep.Schedule.load(entry.path(directory))
     outcome = replay_scenario(scenario, adapter, schedule)
-    if outcome.failure is None:
+    failure = outcome.failure
+    trace = failure.trace if failure is not None else lockstep.report.Trace((), ())
+    expected = schedule.with_failure(lockstep.RecordedFailure("invariant", entry.invariant))
+    said = lockstep.classify_replay(expected, lockstep.ExecutionResult(expected, trace, failure))
+    if failure is None:
         detail = "the replay ran to the end without a failure"
     else:
-        first_line = failure_line(outcome.failure.message)
-        if outcome.kind == "invariant" and outcome.label == entry.invariant:
+        first_line = failure_line(failure.message)
+        if said.name == "reproduced":
             return Reproduction(entry, True, first_line)
-        detail = f"{outcome.kind} {outcome.label}: {first_line}"
+        detail = f"{said.name}: {outcome.kind} {outcome.label}: {first_line}"
+        if said.name == "diverged":
+            detail = said.headline
     for strategy in ("pct", "dpor", "random"):
         found = explore_scenario(
             scenario, adapter, strategy=strategy, budget=search_budget, seed=0, shrink=False
         )
         if found.kind == "invariant" and found.label == entry.invariant:
             refound = f"{strategy} after {found.executions} executions"
-            return Reproduction(entry, False, detail, refound)
-    return Reproduction(entry, False, detail)
+            return Reproduction(entry, False, detail, refound, said.name)
+    return Reproduction(entry, False, detail, None, said.name)
 
 
 def changed_message(reproduction: Reproduction, version: str) -> str:

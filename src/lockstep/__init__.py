@@ -25,6 +25,8 @@ from lockstep._explore import explore as explore
 from lockstep._explore import replay as replay
 from lockstep._failure import Failure as Failure
 from lockstep._memory._watch import watch as watch
+from lockstep._outcome import ReplayOutcome as ReplayOutcome
+from lockstep._outcome import classify_replay as classify_replay
 from lockstep._patching import patched as patched
 from lockstep._primitives import spawn as spawn
 from lockstep._results import ExecutionResult as ExecutionResult
@@ -34,6 +36,7 @@ from lockstep._results import Verdict as Verdict
 from lockstep._runtime import add_invariant as add_invariant
 from lockstep._runtime import checkpoint as checkpoint
 from lockstep._runtime import in_run as in_run
+from lockstep._schedule import RecordedFailure as RecordedFailure
 from lockstep._schedule import Schedule as Schedule
 from lockstep._version import LOCKSTEP_VERSION
 from lockstep.errors import InvalidArgument as InvalidArgument
@@ -58,6 +61,8 @@ __all__ = [
     "LockstepError",
     "PCTStrategy",
     "RandomStrategy",
+    "RecordedFailure",
+    "ReplayOutcome",
     "ReplayStrategy",
     "Schedule",
     "Strategy",
@@ -65,6 +70,7 @@ __all__ = [
     "__version__",
     "add_invariant",
     "checkpoint",
+    "classify_replay",
     "explore",
     "in_run",
     "patched",

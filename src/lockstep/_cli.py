@@ -1,12 +1,18 @@
-"""The ``lockstep`` command: replay, show, explore, check.
+"""The ``lockstep`` command: replay, show, explore, check, compare.
 
 Exit codes (every subcommand):
   0    success: no failure found / the replay passed / every case of every suite passed
-  1    a failure was found or reproduced (FAIL, CORE-FAIL, ESCAPED, ERROR; a replay
-       divergence counts as one)
+  1    a failure was found (FAIL, CORE-FAIL, ESCAPED, ERROR) / the replay reproduced the
+       recorded failure / ``compare``: something fails that did not before
   2    usage: a bad option, or an input that cannot be used (a schedule, scenario,
        target or output path), said in one line
+  3    replay: a different failure than the schedule recorded
+  4    replay: diverged: the code no longer takes a recorded step (the bug may be
+       fixed; re-record)
   130  interrupted (Ctrl-C); ``check`` prints and saves what finished first
+
+``replay`` of several schedules exits with the code of the most urgent outcome
+among them: 3, then 1, then 4, then 0 (``lockstep._outcome``).
 """
 
 from __future__ import annotations
@@ -23,10 +29,18 @@ from typing import Any, TextIO
 from lockstep._backend import BACKEND_NAMES
 from lockstep._backend import ENV_VAR as BACKEND_ENV_VAR
 from lockstep._check import CheckUsageError, available_cpus, run_check
+from lockstep._compare import compare
 from lockstep._explore import explore, replay
-from lockstep._failure import Failure, format_exception
+from lockstep._failure import format_exception
 from lockstep._imports import add_import_roots
+from lockstep._outcome import (
+    REPLAY_EXIT_CODES,
+    ReplayOutcome,
+    classify_replay,
+    combined_exit_code,
+)
 from lockstep._patching import resolve_module
+from lockstep._replay_files import expand_sources, outcome_table
 from lockstep._results import ExecutionResult
 from lockstep._schedule import Schedule, choices_to_string
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
@@ -37,6 +51,8 @@ from lockstep.strategies._registry import STRATEGY_NAMES, make_strategy
 from lockstep.suites import Shard, SuiteOptions
 
 __all__ = [
+    "EXIT_DIFFERENT_FAILURE",
+    "EXIT_DIVERGED",
     "EXIT_FAILURE",
     "EXIT_INPUT",
     "EXIT_INTERRUPTED",
@@ -52,14 +68,20 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INPUT = EXIT_USAGE  # an unusable input is a usage error: one line says which and why
 EXIT_INTERRUPTED = 130
+EXIT_DIFFERENT_FAILURE = REPLAY_EXIT_CODES["different failure"]  # replay: not the recorded one
+EXIT_DIVERGED = REPLAY_EXIT_CODES["diverged"]  # replay: the code no longer takes a recorded step
 
 _EPILOG = """exit codes:
   0    success: no failure found / the replay passed / every suite passed
-  1    a failure was found or reproduced (FAIL, CORE-FAIL, ESCAPED, ERROR; a replay
-       divergence counts as one)
+  1    a failure was found (FAIL, CORE-FAIL, ESCAPED, ERROR) / replay: reproduced,
+       the recorded failure again / compare: something fails that did not before
   2    usage: a bad option, or an input that could not be loaded (schedule, scenario,
        target, output path); one line says which and why
-  130  interrupted (Ctrl-C); check prints and saves what finished first"""
+  3    replay: a different failure than the schedule recorded
+  4    replay: diverged, the code no longer takes a recorded step: the code
+       changed here, the bug may be fixed; re-record
+  130  interrupted (Ctrl-C); check prints and saves what finished first
+replay of several schedules: the most urgent code among them (3, 1, 4, 0)"""
 
 
 class _InputError(Exception):
@@ -161,32 +183,46 @@ def _check_recorded_modules(schedule: Schedule, args: argparse.Namespace) -> Non
             ) from exc
 
 
-def _print_failure(failure: Failure, out: TextIO) -> None:
-    print(str(failure), file=out)
-
-
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
-    schedule = _load_schedule(args.schedule)
-    scenario = _scenario_for(schedule, args.scenario)
-    _check_recorded_modules(schedule, args)
-    result = replay(
-        scenario,
-        schedule,
-        patch=args.patch,
-        line_modules=args.line_module,
-        stall_diagnosis=args.stall_diagnosis,
-        backend=args.backend,
-    )
-    if result.failure is not None:
-        _print_failure(result.failure.with_replay_command(_same_command(args)), out)
-        return EXIT_FAILURE
-    print(f"replayed {result.steps} steps of {schedule.scenario_id}: no failure", file=out)
-    return EXIT_OK
+    sources = expand_sources(args.schedule)
+    if not sources:
+        raise _InputError(f"no schedule files in {', '.join(args.schedule)}")
+    loaded = [(source, _load_schedule(source)) for source in sources]
+    outcomes: list[tuple[str, ReplayOutcome]] = []
+    for source, schedule in loaded:
+        scenario = _scenario_for(schedule, args.scenario)
+        _check_recorded_modules(schedule, args)
+        result = replay(
+            scenario,
+            schedule,
+            patch=args.patch,
+            line_modules=args.line_module,
+            stall_diagnosis=args.stall_diagnosis,
+            backend=args.backend,
+        )
+        outcome = classify_replay(schedule, result)
+        outcomes.append((source, outcome))
+        if len(loaded) == 1:
+            said = f"replay outcome: {outcome.headline} (exit {outcome.exit_code})"
+            if result.failure is None:
+                print(
+                    f"replayed {result.steps} steps of {schedule.scenario_id}: no failure", file=out
+                )
+                print(said, file=out)
+            else:
+                # The outcome goes before the replay command, which stays the last line.
+                command = _same_command(args, source)
+                text = str(result.failure.with_replay_command(command))
+                head, sep, tail = text.rpartition("\n\nReplay it with:")
+                print(f"{head}\n\n{said}{sep}{tail}" if sep else f"{text}\n\n{said}", file=out)
+    if len(loaded) > 1:
+        for line in outcome_table(outcomes):
+            print(line, file=out)
+    return combined_exit_code(outcome for _, outcome in outcomes)
 
 
-def _same_command(args: argparse.Namespace) -> str:
-    """The command line that replays what this ``lockstep replay`` invocation replayed."""
-    source = args.schedule
+def _same_command(args: argparse.Namespace, source: str) -> str:
+    """The command line that replays `source` as this ``lockstep replay`` invocation did."""
     if not source.startswith("ls1:") and os.path.exists(source):
         source = os.path.abspath(source)  # pasted from any directory, it still finds it
     parts = ["lockstep", "replay", source]
@@ -511,13 +547,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_replay = sub.add_parser(
         "replay",
-        help="replay a schedule (file or ls1: string)",
-        description="Run a schedule's scenario once, following its recorded choices exactly; "
-        "exit 1 when the failure is reproduced.",
+        help="replay schedules (files, directories of them, or ls1: strings)",
+        description="Run each schedule's scenario once, following its recorded choices "
+        "exactly, and say what it showed: reproduced (the recorded failure again, same kind "
+        "and invariant: exit 1), different failure (exit 3), diverged (the code no longer "
+        "takes a recorded step: the code changed here, the bug may be fixed; re-record: "
+        "exit 4) or passed (exit 0). Several schedules run in one process (the code under "
+        "test is imported once), one line each.",
         epilog=_EPILOG,
         formatter_class=_Formatter,
     )
-    p_replay.add_argument("schedule", help="schedule JSON file or 'ls1:...' string")
+    p_replay.add_argument(
+        "schedule",
+        nargs="+",
+        help="schedule JSON file, directory (its *.json schedules) or 'ls1:...' string",
+    )
     p_replay.add_argument(
         "--scenario", help="module:qualname to run instead (default: the schedule's)"
     )
@@ -674,7 +718,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stall(p_check)
     _add_backend(p_check)
     p_check.set_defaults(handler=_check)
+
+    p_compare = sub.add_parser(
+        "compare",
+        help="compare two check --json files: fixed, still failing, changed, new failure",
+        description="Compare two `lockstep check --json` files case by case: fixed (FAIL -> "
+        "PASS), still failing (the same invariant broken first), changed (another one first), new "
+        "failure (PASS -> FAIL), not judged (SKIP or ERROR on either side), passing; then the "
+        "totals. Exit 1 when anything fails that did not before, else 0.",
+        epilog=_EPILOG,
+        formatter_class=_Formatter,
+    )
+    p_compare.add_argument("before", help="the earlier run's --json file")
+    p_compare.add_argument("after", help="the later run's --json file")
+    p_compare.add_argument(
+        "--labels",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        default=("before", "after"),
+        help="column titles for the two runs, e.g. 1.8.3 pr-2821 (default: before after)",
+    )
+    p_compare.set_defaults(handler=_compare)
     return parser
+
+
+def _compare(args: argparse.Namespace, out: TextIO) -> int:
+    lines, code = compare(
+        args.before, args.after, before_label=args.labels[0], after_label=args.labels[1]
+    )
+    for line in lines:
+        print(line, file=out)
+    return code
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:

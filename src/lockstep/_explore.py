@@ -16,7 +16,7 @@ import time as _real_time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -41,7 +41,12 @@ from lockstep._runtime import ACCESS_KINDS, DEFAULT_STALL_TIMEOUT, Run
 from lockstep._schedule import Schedule
 from lockstep._shrink import shrink_failure
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
-from lockstep.errors import InvalidArgument, InvalidArgumentType, StrategyFailure
+from lockstep.errors import (
+    InvalidArgument,
+    InvalidArgumentType,
+    LockstepError,
+    StrategyFailure,
+)
 from lockstep.strategies._base import Strategy
 from lockstep.strategies._random import RandomStrategy
 from lockstep.strategies._replay import ReplayStrategy
@@ -114,10 +119,16 @@ def explore(
     races: bool = True,
     time_budget: float | None = None,
     import_modules: Iterable[ModuleRef] = (),
+    keep_going: bool = False,
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
 
-    Stops at the first failing execution; with ``shrink`` (default) the failure is
+    Stops at the first failing execution (``keep_going``: searches on until the budget
+    or the strategy ends, and ``result.failures`` holds the first failure of every
+    distinct kind and label found, first one first, so one failure never hides
+    another; it still stops at a failure that says lockstep could not run the code: a
+    stall, step limit, nondeterminism, a lockstep error such as an uncontrolled thread,
+    a race near uncontrolled synchronisation); with ``shrink`` (default) the first failure is
     minimised (at most ``shrink_budget`` extra executions) and carries its schedule,
     trace and replay command. ``invariant`` (a callable or several) runs at every switch
     point of every execution. ``patch`` modules have their threading/time/queue/heapq/datetime names
@@ -213,8 +224,11 @@ def explore(
                     tally.failure = _strategy_failure(run, exc)
                     break
                 if outcome.failure is not None:
-                    tally.failure = outcome.failure
-                    break
+                    if tally.failure is None:
+                        tally.failure = outcome.failure
+                    tally.distinct.setdefault(outcome.failure.signature, outcome.failure)
+                    if not keep_going or _harness_failure(outcome.failure):
+                        break
                 progress_display.update(tally.executions)
                 if not more:
                     tally.exhausted = True
@@ -240,6 +254,13 @@ def explore(
     executions, exhausted, out_of_time = tally.executions, tally.exhausted, tally.out_of_time
     if failure is not None and failure.replay_command is None:
         failure = failure.with_replay_command(replay_command_for(failure.schedule))
+    others = [
+        f for f in tally.distinct.values() if failure is None or f.signature != failure.signature
+    ]
+    failures = tuple(
+        ([] if failure is None else [failure])
+        + [f.with_replay_command(replay_command_for(f.schedule)) for f in others]
+    )
     elapsed = _real_time.perf_counter() - start
     bound = getattr(strategy, "probability_bound", None)
     systematic = bool(getattr(strategy, "systematic", False))
@@ -285,6 +306,7 @@ def explore(
         shrink_executions=tally.shrink_runs,
         verdict=verdict,
         switch_points=tally.switch_points,
+        failures=failures,
     )
 
 
@@ -328,6 +350,8 @@ class _Tally:
         self.declared: dict[str, str] = {}
         self.unordered: dict[str, str] = {}
         self.failure: Failure | None = None
+        # The first failure of each signature, in the order found (keep_going).
+        self.distinct: dict[tuple[str, str], Failure] = {}
         self.shrink_runs = 0
         self.switch_points: dict[str, int] = {}
 
@@ -341,6 +365,18 @@ class _Tally:
         self.max_threads = max(self.max_threads, len(run.threads))
         self.max_steps_seen = max(self.max_steps_seen, run.step)
         _count_switch_points(run, self.switch_points)
+
+
+_HARNESS_KINDS: Final = frozenset({"stall", "step_limit", "nondeterminism", "divergence"})
+
+
+def _harness_failure(failure: Failure) -> bool:
+    """Whether lockstep could not run the code as asked (a stall, an uncontrolled thread, a
+    race near uncontrolled synchronisation, ...): every further execution would meet it
+    too, so even a search that keeps going stops there."""
+    if failure.kind in _HARNESS_KINDS or isinstance(failure.exception, LockstepError):
+        return True
+    return failure.race is not None and bool(failure.race.uncontrolled)
 
 
 def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
@@ -402,11 +438,13 @@ def replay(
         patch=module_names(patch_modules), line_modules=module_names(line_list)
     )
     effective = attrs.evolve(effective, races=options.races)
+    # What this replay's schedules record is what it does, not what the file expected.
+    template = effective.with_choices(()).with_failure(None)
     strategy = ReplayStrategy(schedule)
 
     def body() -> Run:
         strategy.begin_execution()
-        return run_execution(scenario, strategy, options, effective.with_choices(()), session)
+        return run_execution(scenario, strategy, options, template, session)
 
     with _patch_context(patch_modules), open_backend(options.backend) as session:
         try:
@@ -427,4 +465,6 @@ def replay(
         )
     if failure is not None:
         failure = failure.with_replay_command(replay_command_for(effective))
-    return ExecutionResult(run.schedule(), run.trace(), failure)
+    # A failing replay's schedule records what failed, as a failing exploration's does.
+    schedule = run.schedule() if failure is None else failure.schedule
+    return ExecutionResult(schedule, run.trace(), failure)

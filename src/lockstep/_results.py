@@ -194,6 +194,9 @@ class ExploreResult:
     (controlled primitives and checkpoints, not watched accesses) located in it, over
     every execution (not shrinking): a module the scenario should exercise but that has
     no entry was never interleaved at its synchronisation (is it patched?).
+    ``failures``: with ``explore(keep_going=True)``, the first failure of each distinct
+    kind and label (``Failure.signature``) in the order found, the first one being
+    ``failure`` (shrunk; the others as found); otherwise ``(failure,)`` or ``()``.
     """
 
     executions: int
@@ -210,6 +213,7 @@ class ExploreResult:
     shrink_executions: int = 0
     verdict: Verdict = attrs.field(default=attrs.Factory(_derived_verdict, takes_self=True))
     switch_points: Mapping[str, int] = attrs.field(factory=dict, eq=False)
+    failures: tuple[Failure, ...] = attrs.field(default=(), eq=False)
 
     @property
     def ok(self) -> bool:

@@ -46,9 +46,11 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from lockstep._failure import BlockedThread, Failure, FailureKind
 from lockstep._fastattrs import fast_constructor
-from lockstep._schedule import Choice, Schedule
+from lockstep._schedule import Choice, RecordedFailure, Schedule
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep._trace import LazySteps, OpDescriptor, PrimitiveId, StepRecord, Trace
 from lockstep._watchdog import wait_for_controller
@@ -856,10 +858,11 @@ class Run:
                 f" ({self.leaked} thread(s) could not be unwound and were abandoned: "
                 "daemon threads, they cannot keep the process alive)"
             )
-        return Failure(
+        schedule = self.schedule()
+        failure = Failure(
             kind=info.kind,
             message=message,
-            schedule=self.schedule(),
+            schedule=schedule,
             trace=self.trace(),
             exception=info.exception,
             thread=None if thread is None else thread.index,
@@ -868,6 +871,9 @@ class Run:
             deadlock=info.deadlock,
             race=info.race,
         )
+        # The saved schedule says what failed, so a replay can tell this failure from another.
+        recorded = schedule.with_failure(RecordedFailure(*failure.signature))
+        return attrs.evolve(failure, schedule=recorded)
 
     def outcome(self) -> ExecutionOutcome:
         """What the strategy's end_execution receives."""

@@ -20,7 +20,10 @@ traced line by line (``line_modules``), so ``lockstep replay FILE`` needs no fla
 the environment alone does not provide them (a project run from its own directory;
 see ``lockstep._imports``), so the replay works from any directory. Files written
 before these fields existed load with them empty; ``import_paths`` is written only
-when not empty.
+when not empty. A schedule saved from a failing execution records what failed
+(``failure``: its kind and label, :class:`RecordedFailure`), so a replay can tell the
+recorded failure from another one (``lockstep._outcome``); files without it load
+with ``failure`` None.
 
 Inside both, the choices use a readable run-length form: tokens separated by ``.``,
 each ``<thread>`` (run) or ``<thread>t`` (timeout), optionally ``*<count>``; e.g.
@@ -54,6 +57,7 @@ __all__ = [
     "Choice",
     "ChoiceKind",
     "Granularity",
+    "RecordedFailure",
     "Schedule",
     "choices_from_string",
     "choices_to_string",
@@ -173,6 +177,34 @@ def _validate_choices(instance: object, attribute: object, value: object) -> Non
 
 
 @attrs.frozen(slots=True)
+class RecordedFailure:
+    """What failed in the execution a schedule was saved from: the failure's ``kind``
+    ("invariant", "exception", "deadlock", ...) and its ``label`` (the invariant's name,
+    the exception's type name; "" for the other kinds). Raises InvalidArgument for a
+    kind or label that is not a string, or an empty kind."""
+
+    kind: str
+    label: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.kind, str) or not self.kind:
+            raise InvalidArgument(
+                f"a recorded failure's kind must be a non-empty str, got {self.kind!r}"
+            )
+        if not isinstance(self.label, str):
+            raise InvalidArgument(f"a recorded failure's label must be a str, got {self.label!r}")
+
+    def describe(self) -> str:
+        """ "invariant I4", "exception KeyError", "deadlock"."""
+        return f"{self.kind} {self.label}" if self.label else self.kind
+
+
+def _validate_failure(instance: object, attribute: object, value: Any) -> None:
+    if value is not None and not isinstance(value, RecordedFailure):
+        raise InvalidArgument(f"failure must be a RecordedFailure or None, got {value!r}")
+
+
+@attrs.frozen(slots=True)
 class Schedule:
     """The choices of one execution and where they came from (a frozen value).
 
@@ -185,6 +217,8 @@ class Schedule:
     recorded (replay does the same, so it stops where the recording stopped).
     ``import_paths``: absolute directories ``lockstep replay`` puts first on
     ``sys.path`` to import them (empty when the environment provides them).
+    ``failure``: what failed in the execution it was saved from (None: it passed, or
+    it was written before lockstep recorded this).
     Raises InvalidArgument for a field of the wrong shape.
     """
 
@@ -200,12 +234,14 @@ class Schedule:
     line_modules: tuple[str, ...] = attrs.field(default=(), validator=_validate_module_names)
     races: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     import_paths: tuple[str, ...] = attrs.field(default=(), validator=_validate_import_paths)
+    failure: RecordedFailure | None = attrs.field(default=None, validator=_validate_failure)
 
     # -- dict / JSON -------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (choices in the run-length string form; ``races`` only
-        when False and ``import_paths`` only when not empty, so files look as before)."""
+        when False, ``import_paths`` only when not empty and ``failure`` only when
+        recorded, so files look as before)."""
         data: dict[str, Any] = {
             "format_version": self.format_version,
             "lockstep_version": self.lockstep_version,
@@ -222,14 +258,17 @@ class Schedule:
             data["races"] = False
         if self.import_paths:
             data["import_paths"] = list(self.import_paths)
+        if self.failure is not None:
+            data["failure"] = {"kind": self.failure.kind, "label": self.failure.label}
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
         """Validate ``data`` field by field; raise ScheduleFormatError naming the bad field.
 
-        ``patch``, ``line_modules`` and ``import_paths`` are optional (absent: empty), and
-        ``races`` (absent: true), so files written before they existed still load.
+        ``patch``, ``line_modules`` and ``import_paths`` are optional (absent: empty),
+        ``races`` (absent: true) and ``failure`` (absent: None), so files written before
+        they existed still load.
         """
         if not isinstance(data, Mapping):
             raise ScheduleFormatError(
@@ -254,7 +293,7 @@ class Schedule:
             "granularity",
             "choices",
         }
-        optional = {"patch", "line_modules", "races", "import_paths"}
+        optional = {"patch", "line_modules", "races", "import_paths", "failure"}
         unknown = sorted(set(data) - expected - optional)
         if unknown:
             raise ScheduleFormatError(
@@ -287,6 +326,7 @@ class Schedule:
             raise ScheduleFormatError(
                 f"import_paths must be a list of absolute directory paths, got {import_paths!r}"
             )
+        failure = _recorded_failure(data.get("failure"))
         return cls(
             choices=choices_from_string(data["choices"]),
             seed=seed,
@@ -300,6 +340,7 @@ class Schedule:
             line_modules=line_modules,
             races=races,
             import_paths=tuple(import_paths),
+            failure=failure,
         )
 
     def to_json(self) -> str:
@@ -375,6 +416,27 @@ class Schedule:
     def with_choices(self, choices: Iterable[Choice]) -> Schedule:
         """A copy with other choices (same provenance)."""
         return attrs.evolve(self, choices=tuple(choices))
+
+    def with_failure(self, failure: RecordedFailure | None) -> Schedule:
+        """A copy recording another failure (None: none)."""
+        return attrs.evolve(self, failure=failure)
+
+
+def _recorded_failure(value: object) -> RecordedFailure | None:
+    """The optional ``failure`` field: null or {"kind": str, "label": str}."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, Mapping)
+        or set(value) != {"kind", "label"}
+        or not isinstance(value["kind"], str)
+        or not value["kind"]
+        or not isinstance(value["label"], str)
+    ):
+        raise ScheduleFormatError(
+            f'failure must be null or {{"kind": str, "label": str}}, got {value!r}'
+        )
+    return RecordedFailure(value["kind"], value["label"])
 
 
 def _module_list(data: Mapping[str, Any], name: str) -> tuple[str, ...]:

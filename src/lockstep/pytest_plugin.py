@@ -22,7 +22,12 @@ in the test it was recorded from (other marked tests explore as usual); a file
 recorded for a test that is not selected, or not by a pytest test at all, is a usage
 error naming the command to use. A replay patches the marker's ``patch`` modules when
 the marker names them, else the modules the schedule records (likewise
-``line_modules``).
+``line_modules``). A replay says which of the four outcomes it had
+(``lockstep.classify_replay``): the test passes when the replay passed and fails
+otherwise, its message starting with ``lockstep replay reproduced: ...``,
+``... different failure: ...`` or ``... diverged at step N: the code no longer takes the
+recorded step ...; re-record``; the outcome is the test's ``lockstep replay`` user
+property (in JUnit XML) and a line of the terminal summary's "lockstep" section.
 
 This module is registered as a ``pytest11`` entry point: it must always import cleanly
 and cheaply, so lockstep itself is imported only when a marked test runs.
@@ -227,11 +232,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
                 backend=backend,
                 **stall,
             )
+            outcome = lockstep.classify_replay(schedule, result)
+            pyfuncitem.user_properties.append(("lockstep replay", outcome.name))
+            config.stash.setdefault(_VERDICTS, []).append((nodeid, f"replay {outcome.headline}"))
             if result.failure is not None:
-                reproduced = result.failure.with_replay_command(
+                replayed = result.failure.with_replay_command(
                     f"pytest {runnable} --lockstep-replay {Path(replay_file).resolve()}"
                 )
-                _fail(str(reproduced))
+                _fail(f"lockstep replay {outcome.headline}\n\n{replayed}")
             return True
 
         budget_option = config.getoption("--lockstep-budget")

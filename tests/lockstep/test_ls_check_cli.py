@@ -91,7 +91,7 @@ def test_every_option_of_every_subcommand_has_help_with_its_default() -> None:
     """--help of each subcommand documents every option, with its default."""
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(subparsers.choices) == {"replay", "show", "explore", "check"}
+    assert set(subparsers.choices) == {"replay", "show", "explore", "check", "compare"}
     for name, sub in subparsers.choices.items():
         assert sub.description, name
         for action in sub._actions:

@@ -69,8 +69,9 @@ def test_replay_compact_string_and_passing_schedule(tmp_path):
     # Replaying the correct scenario under the failing schedule diverges or passes; an
     # empty schedule diverges at the first step with more than one choice.
     code, text = run_cli("replay", passing.to_string())
-    assert code == cli.EXIT_FAILURE
+    assert code == cli.EXIT_DIVERGED
     assert "the schedule ended after 0 choices" in text
+    assert "replay outcome: diverged at step" in text
 
 
 def test_show_prints_metadata_and_swimlanes(tmp_path):
@@ -274,7 +275,7 @@ def test_patch_flags_replace_the_recorded_list(tmp_path):
     assert "patched lost update: 1" in text
     # Patching an unrelated module instead: the counter's sleep is no switch point.
     code, text = run_cli("replay", str(path), "--patch", "samples.racy_module")
-    assert code == cli.EXIT_FAILURE
+    assert code == cli.EXIT_DIVERGED
     assert "(divergence)" in text
     assert _last_line(text) == f"lockstep replay {path} --patch samples.racy_module"
     code, text = run_cli("show", str(path), "--patch", "samples.racy_module")

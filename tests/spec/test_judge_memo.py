@@ -68,9 +68,10 @@ def test_a_different_configuration_is_another_question(searches: list[int]) -> N
         history, initial_state(max_size=2, script=Script(load_failures={"X": [1]}))
     )
     driver_module._judge(history, initial_state(max_size=2, max_weight=3))
-    assert searches == [1, 1, 1, 1]
+    driver_module._judge(history, initial_state(max_size=2, semantics={"evicts-in-rounds-of-3"}))
+    assert searches == [1, 1, 1, 1, 1]
     driver_module._judge(history, initial_state(max_size=2, on_full="refuse"))
     driver_module._judge(
         history, initial_state(max_size=2, script=Script(load_failures={"X": [1]}))
     )
-    assert searches == [1, 1, 1, 1]  # equal configurations: remembered
+    assert searches == [1, 1, 1, 1, 1]  # equal configurations: remembered

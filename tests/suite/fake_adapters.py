@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 from modelmanager import WithFixedSizeCache
 from modelmanager.decorators._cache_policy import CapacityPolicy
-from models_spec.adapter import CoreAdapter
+from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.bugs._support import VariantAdapter, cache_over_manager
 
 
@@ -44,3 +44,21 @@ def evicts_up_to_three() -> VariantAdapter:
         __name__,
         cache_over_manager(cache_cls=_EvictsUpToThree),
     )
+
+
+class _InertControl(BareManagerAdapter):
+    """A "control" that never changes anything: `inert_control` always says so."""
+
+    def inert_control(self) -> str:
+        """Always inert."""
+        return "control is inert: the fake overrides nothing"
+
+
+def inert_control() -> BareManagerAdapter:
+    """A control whose change never takes effect (its cells must be ERROR)."""
+    return _InertControl(name="fake-inert-control")
+
+
+def working_control() -> BareManagerAdapter:
+    """A control whose change always takes effect (its cells keep their verdicts)."""
+    return BareManagerAdapter(name="fake-working-control")

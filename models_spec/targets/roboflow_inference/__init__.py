@@ -33,8 +33,10 @@ every timed wait's timeout as a scheduling choice whatever its length.
 
 Creating an adapter imports upstream (`upstream`); without the package it
 raises `TargetUnavailable` naming the install command.  A source checkout
-first on ``sys.path`` (``PYTHONPATH=/path/to/inference-checkout``) is
-checked instead of the installed package (see docs/roboflow-inference.md).
+named by ``ROBOFLOW_INFERENCE_TREE=/path/to/inference-checkout`` is checked
+instead of the installed package, its sibling packages (``inference_models``)
+included (`_environment`; docs/roboflow-inference.md); `report_header` heads
+the check's report with the packages and files imported, and their versions.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ from models_spec.targets.roboflow_inference._environment import (
     ENVIRONMENT,
     REQUIREMENTS,
     SUPPORTED_VERSIONS,
+    TREE_VARIABLE,
     import_upstream,
     install_command,
+    report_header,
 )
 
 __all__ = [
@@ -61,15 +65,23 @@ __all__ = [
     "ENVIRONMENT",
     "REQUIREMENTS",
     "SUPPORTED_VERSIONS",
+    "TREE_VARIABLE",
     "UpstreamAdapter",
     "install_command",
     "manager",
     "manager_never_dispose",
+    "new_manager",
+    "report_header",
     "stack",
 ]
 
 STACK_CAPABILITIES: Final = frozenset({"lru", "pins", "capacity", "refresh", "aliases"})
 MANAGER_CAPABILITIES: Final = frozenset({"aliases"})
+STACK_SEMANTICS: Final = frozenset({"evicts-in-rounds-of-3", "clear-stops-at-first-failure"})
+"""Upstream by design: ``WithFixedSizeCache.add_model`` evicts up to 3 models per round
+"to prevent flapping around the threshold", and ``clear()`` removes the ids one by one,
+so the first failing removal ends it and propagates alone."""
+MANAGER_SEMANTICS: Final = frozenset({"clear-stops-at-first-failure"})
 
 
 @attrs.define
@@ -82,6 +94,9 @@ class UpstreamAdapter:
     capabilities: frozenset[str]
     cache: bool
     never_dispose: bool = False
+    semantics: frozenset[str] = attrs.field(default=frozenset())
+    """Upstream's deliberate differences from the chosen semantics
+    (`models_spec.spec.DECLARABLE_SEMANTICS`), judged as upstream's own rules."""
 
     def build(
         self,
@@ -95,10 +110,6 @@ class UpstreamAdapter:
         """A fresh upstream stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
         del memory_probe, lock_timeout, queue_lock_timeout  # see the module docstring
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
-        from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
-            ARTIFACT_CACHE,
-            UpstreamRegistry,
-        )
         from models_spec.targets.roboflow_inference._stack import UpstreamStack  # noqa: PLC0415
 
         manager_class: Any = upstream.ModelManager
@@ -108,10 +119,7 @@ class UpstreamAdapter:
             )
 
             manager_class = NeverDisposeModelManager
-        kwargs: dict[str, Any] = {}
-        if "content_addressed_artifact_cache" in inspect.signature(manager_class).parameters:
-            kwargs["content_addressed_artifact_cache"] = ARTIFACT_CACHE
-        manager_obj = manager_class(UpstreamRegistry(registry), **kwargs)
+        manager_obj = new_manager(registry, manager_class)
         cache = upstream.WithFixedSizeCache(manager_obj, max_size=max_size) if self.cache else None
         top = cache if cache is not None else manager_obj
         return UpstreamStack(top, manager_obj, cache, registry.ghost)
@@ -139,6 +147,15 @@ class UpstreamAdapter:
         and drown the invariant failures this target exists to show."""
         return ()
 
+    def inert_control(self) -> str:
+        """For the control: why it changed nothing since the last call ("" when it did;
+        `_controls.inert_reason`); never inert for the others."""
+        if not self.never_dispose:
+            return ""
+        from models_spec.targets.roboflow_inference._controls import inert_reason  # noqa: PLC0415
+
+        return inert_reason()
+
     def patch_modules(self) -> Sequence[ModuleType]:
         """Upstream's manager modules (`upstream.PATCH_MODULES`)."""
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
@@ -146,23 +163,48 @@ class UpstreamAdapter:
         return [importlib.import_module(name) for name in upstream.PATCH_MODULES]
 
 
+def new_manager(registry: Any, manager_class: Any = None) -> Any:
+    """Upstream's ``ModelManager`` (or `manager_class`) over the suite's `registry` (a
+    `fakes.ScriptedRegistry`), passing the inert artifact cache only to a version whose
+    constructor takes one (1.8.3 does; upstream main and pull request #2821 do not)."""
+    from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
+    from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
+        ARTIFACT_CACHE,
+        UpstreamRegistry,
+    )
+
+    cls = upstream.ModelManager if manager_class is None else manager_class
+    kwargs: dict[str, Any] = {}
+    if "content_addressed_artifact_cache" in inspect.signature(cls).parameters:
+        kwargs["content_addressed_artifact_cache"] = ARTIFACT_CACHE
+    return cls(UpstreamRegistry(registry), **kwargs)
+
+
 def stack() -> UpstreamAdapter:
     """``WithFixedSizeCache(ModelManager(registry), max_size=N)``, as the server stacks them."""
     import_upstream()
-    return UpstreamAdapter("inference-stack", STACK_CAPABILITIES, cache=True)
+    return UpstreamAdapter(
+        "inference-stack", STACK_CAPABILITIES, cache=True, semantics=STACK_SEMANTICS
+    )
 
 
 def manager() -> UpstreamAdapter:
     """The bare ``ModelManager``."""
     import_upstream()
-    return UpstreamAdapter("inference-manager", MANAGER_CAPABILITIES, cache=False)
+    return UpstreamAdapter(
+        "inference-manager", MANAGER_CAPABILITIES, cache=False, semantics=MANAGER_SEMANTICS
+    )
 
 
 def manager_never_dispose() -> UpstreamAdapter:
     """The control: ``ModelManager`` that never disposes its per-model locks."""
     import_upstream()
     return UpstreamAdapter(
-        "inference-manager-never-dispose", MANAGER_CAPABILITIES, cache=False, never_dispose=True
+        "inference-manager-never-dispose",
+        MANAGER_CAPABILITIES,
+        cache=False,
+        never_dispose=True,
+        semantics=MANAGER_SEMANTICS,
     )
 
 

@@ -23,6 +23,19 @@ machine, and are documented in ``docs/roboflow-inference.md``:
   silenced during the import, since the test suite turns warnings into
   errors.
 
+A source checkout of roboflow/inference (a fix branch) is checked instead of
+the installed package when `TREE_VARIABLE` (``ROBOFLOW_INFERENCE_TREE``) names
+it: its ``inference*`` packages are imported from the tree, each top-level one
+(``inference/``, ``inference_sdk/``, ...) and each nested project's
+(``inference_models/inference_models/``: the repository keeps that package in a
+project directory of its own), before anything installed.  Nothing else of the
+tree is importable through it, so the tree's ``tests/`` package never shadows
+another one.  A tree that is not a checkout, or whose code does not import
+(its ``inference`` needing a sibling package the tree lacks, say), is
+`TargetUnavailable`: one line saying which tree and why.  `report_header` is
+what was imported: each upstream package's version and directory, and the
+manager's three files.
+
 Not thread-safe: import from one thread (the CLI or a test session does).
 """
 
@@ -32,10 +45,12 @@ import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import os
 import sys
 import tempfile
+import tomllib
 import types
 import warnings
 from collections.abc import Iterator, Mapping
@@ -51,11 +66,15 @@ __all__ = [
     "EXPECTED_CONSTANTS",
     "REQUIREMENTS",
     "SUPPORTED_VERSIONS",
+    "TREE_VARIABLE",
+    "ImportedPackage",
     "Setting",
     "Upstream",
     "import_upstream",
     "install_command",
+    "report_header",
     "torchvision_stand_in_active",
+    "tree_packages",
 ]
 
 SUPPORTED_VERSIONS: Final = ("1.8.3",)
@@ -64,6 +83,13 @@ SUPPORTED_VERSIONS: Final = ("1.8.3",)
 a note on stderr: a fix branch is the point of running on a checkout."""
 
 REQUIREMENTS: Final = Path(__file__).with_name("requirements.txt")
+
+TREE_VARIABLE: Final = "ROBOFLOW_INFERENCE_TREE"
+"""The environment variable naming a source checkout to check instead of the installed
+package (see the module docstring)."""
+
+UPSTREAM_PREFIX: Final = "inference"
+"""Upstream's packages are the top-level ones whose name starts with this."""
 
 MANAGER_MODULES: Final = (
     "inference.core.managers.base",
@@ -165,8 +191,19 @@ def install_command() -> str:
 
 
 @attrs.frozen
+class ImportedPackage:
+    """One upstream package as imported: its name, version and directory."""
+
+    name: str
+    version: str
+    location: str
+
+
+@attrs.frozen
 class Upstream:
-    """The imported manager modules and where they came from."""
+    """The imported manager modules and where they came from (`tree`: the checkout named
+    by `TREE_VARIABLE`, None for the installed package; `packages`: every upstream
+    package imported, `inference` first)."""
 
     base: types.ModuleType
     decorators: types.ModuleType
@@ -174,6 +211,8 @@ class Upstream:
     version: str
     location: str
     torchvision_stand_in: bool
+    tree: str | None = None
+    packages: tuple[ImportedPackage, ...] = ()
 
 
 # -- the torchvision stand-in -------------------------------------------------------
@@ -291,6 +330,112 @@ def _check_constants() -> None:
         )
 
 
+# -- a source checkout ---------------------------------------------------------------
+
+
+def tree_packages(tree: Path) -> dict[str, Path]:
+    """The upstream packages of a checkout: name -> the directory that holds the package.
+
+    Top-level ``inference*/__init__.py`` packages, and ``X/X/__init__.py`` for a nested
+    project ``X`` (``inference_models/inference_models``); the nested one wins where both
+    exist (a project directory is not itself a package).
+    """
+    found: dict[str, Path] = {}
+    for child in sorted(tree.iterdir()):
+        if not child.name.startswith(UPSTREAM_PREFIX) or not child.is_dir():
+            continue
+        if (child / child.name / "__init__.py").is_file():
+            found[child.name] = child
+        elif (child / "__init__.py").is_file():
+            found[child.name] = tree
+    return found
+
+
+class _TreeFinder(importlib.abc.MetaPathFinder):
+    """Finds the checkout's upstream packages (and only those) before anything installed."""
+
+    def __init__(self, packages: Mapping[str, Path]) -> None:
+        self.packages = {name: str(directory) for name, directory in packages.items()}
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        directory = self.packages.get(fullname)
+        if directory is None:
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, [directory])
+
+
+def _tree_from_environment() -> Path | None:
+    """The checkout `TREE_VARIABLE` names (validated), or None when it is not set."""
+    value = os.environ.get(TREE_VARIABLE, "").strip()
+    if not value:
+        return None
+    tree = Path(value).expanduser().resolve()
+    if not (tree / "inference" / "core" / "managers" / "base.py").is_file():
+        raise TargetUnavailable(
+            f"models_spec.targets.roboflow_inference: {TREE_VARIABLE}={value} is not a "
+            "checkout of roboflow/inference (no inference/core/managers/base.py in it)"
+        )
+    return tree
+
+
+def _use_tree(tree: Path) -> None:
+    if not any(isinstance(finder, _TreeFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _TreeFinder(tree_packages(tree)))
+
+
+def _tree_failure(tree: Path, error: BaseException) -> TargetUnavailable:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    cause = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    siblings = ", ".join(sorted(tree_packages(tree))) or "none"
+    return TargetUnavailable(
+        f"models_spec.targets.roboflow_inference: inference from {TREE_VARIABLE}={tree} "
+        f"does not import: {cause[:300]} (the tree's packages used: {siblings}; a fix branch "
+        "needs its own sibling packages, e.g. inference_models/, in the tree)"
+    )
+
+
+def _project_version(directory: Path) -> str | None:
+    """``[project] version`` of the pyproject.toml in `directory`, if there is one."""
+    pyproject = directory / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    version = data.get("project", {}).get("version")
+    return str(version) if version is not None else None
+
+
+def _imported_packages(inference_version: str, tree: Path | None) -> tuple[ImportedPackage, ...]:
+    """Every upstream package in sys.modules: name, version, directory (`inference` first).
+
+    From a checkout, a package's version is its nested project's ``pyproject.toml``
+    version, else its ``__version__`` (never the installed distribution's, which
+    describes other files); installed, the distribution's version.
+    """
+    found = []
+    for name in sorted(n for n in sys.modules if "." not in n and n.startswith(UPSTREAM_PREFIX)):
+        module = sys.modules[name]
+        location = Path(getattr(module, "__file__", None) or "").parent
+        version: str | None = inference_version if name == "inference" else None
+        in_tree = tree is not None and location.is_relative_to(tree)
+        if version is None and in_tree:
+            version = _project_version(location.parent)
+        if version is None and not in_tree:
+            try:
+                version = importlib.metadata.version(name.replace("_", "-"))
+            except importlib.metadata.PackageNotFoundError:
+                version = None
+        if version is None:
+            version = str(getattr(module, "__version__", "version unknown"))
+        found.append(ImportedPackage(name, version, str(location)))
+    found.sort(key=lambda p: p.name != "inference")
+    return tuple(found)
+
+
 _UPSTREAM: Upstream | None = None
 
 
@@ -304,10 +449,13 @@ def import_upstream() -> Upstream:
     global _UPSTREAM
     if _UPSTREAM is not None:
         return _UPSTREAM
+    tree = _tree_from_environment()
     fresh = "inference" not in sys.modules
     if fresh:
         for setting in ENVIRONMENT:
             os.environ[setting.name] = setting.value
+        if tree is not None:
+            _use_tree(tree)
     stand_in = _ensure_torchvision()
     try:
         with _in_empty_directory(), warnings.catch_warnings():
@@ -315,18 +463,63 @@ def import_upstream() -> Upstream:
             modules = [importlib.import_module(name) for name in MANAGER_MODULES]
             version_module = importlib.import_module("inference.core.version")
     except ImportError as error:
+        if tree is not None:
+            raise _tree_failure(tree, error) from error
         raise _unavailable(error) from error
+    except Exception as error:  # a checkout whose import-time checks refuse this environment
+        if tree is None:
+            raise
+        raise _tree_failure(tree, error) from error
     _check_constants()
     base, decorators, fixed_size_cache = modules
     version = str(getattr(version_module, "__version__", "unknown"))
     inference = sys.modules["inference"]
     location = str(Path(inference.__file__ or "").parent)
-    if version not in SUPPORTED_VERSIONS:
+    if tree is not None and not location.startswith(str(tree)):
+        raise TargetUnavailable(
+            f"models_spec.targets.roboflow_inference: {TREE_VARIABLE}={tree} is set, but "
+            f"inference was already imported from {location} in this process"
+        )
+    if version not in SUPPORTED_VERSIONS and tree is None:
         print(
             f"models_spec.targets.roboflow_inference: checking inference {version} from "
             f"{location}; verified versions: {', '.join(SUPPORTED_VERSIONS)} (the checked-in "
             "table and schedules describe those)",
             file=sys.stderr,
         )
-    _UPSTREAM = Upstream(base, decorators, fixed_size_cache, version, location, stand_in)
+    _UPSTREAM = Upstream(
+        base,
+        decorators,
+        fixed_size_cache,
+        version,
+        location,
+        stand_in,
+        None if tree is None else str(tree),
+        _imported_packages(version, tree),
+    )
     return _UPSTREAM
+
+
+def report_header() -> tuple[str, ...]:
+    """What the check runs against, for the top of its report: each upstream package
+    imported (version, directory) and the manager's files; imports upstream."""
+    upstream = import_upstream()
+    source = (
+        f"the checkout {upstream.tree} ({TREE_VARIABLE})"
+        if upstream.tree is not None
+        else "the installed packages"
+    )
+    verified = "verified" if upstream.version in SUPPORTED_VERSIONS else "not verified"
+    lines = [
+        f"roboflow inference {upstream.version} from {source}; {verified} versions: "
+        f"{', '.join(SUPPORTED_VERSIONS)}"
+    ]
+    width = max(len(f"{p.name} {p.version}") for p in upstream.packages)
+    lines.extend(
+        f"  {f'{p.name} {p.version}'.ljust(width)}  {p.location}" for p in upstream.packages
+    )
+    lines.extend(
+        f"  {module.__name__}: {module.__file__}"
+        for module in (upstream.base, upstream.decorators, upstream.fixed_size_cache)
+    )
+    return tuple(lines)

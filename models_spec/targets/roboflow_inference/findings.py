@@ -44,12 +44,17 @@ _REMOVE_TIMEOUT_AFTER_DELETE = Finding(
     "thread holds `_state_lock`); lock disposal is the cause: the control never waits there",
 )
 
-_CLEAR_STOPS = Finding(
-    "semantics-9",
-    "not a reported bug: 1.8.3's clear() removes the ids one by one and lets the first failure "
-    "out, so the main thread's final clear() raises that unload's ScriptedUnloadError itself "
-    "instead of an ExceptionGroup, and the ids after it are never attempted (chosen semantics "
-    "9 of upstream-bugs.md: clear() attempts every id and raises the failures together)",
+_WARM_PATH_DURING_TEARDOWN = Finding(
+    "B4",
+    "remove(X) is inside (or just past) X's clear_cache while X is still in the dict; "
+    "add_model(X)'s unlocked `if queue_id in self` check sees X and returns success at once, "
+    "on a model that is being (or has been) torn down",
+)
+_STACK_REMOVE_TIMEOUT_AFTER_DELETE = Finding(
+    "B16",
+    "through the cache, the same as on the bare manager: remove(X) tears X down and deletes "
+    "it, then its wait for `_state_lock` to dispose X's lock entry times out, so a successful "
+    "remove raises ModelManagerLockAcquisitionError",
 )
 
 _FINAL_CLEAR_DESYNC = Finding(
@@ -129,12 +134,6 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
         "two cold adds of different ids each see a free slot (len < max_size) before either is "
         "registered, and both load: more models than max_size",
     ),
-    (_STACK, "B14-admission-overshoot", "I15"): Finding(
-        "semantics-6",
-        "not a reported bug: with the cache full, upstream evicts up to 3 models at once, so a "
-        "cache of 2 unloads both X and Y to admit Z (the spec evicts only what is needed: "
-        "chosen semantics 6 of upstream-bugs.md); the history has no sequential explanation",
-    ),
     (_STACK, "B15-queue-lock-across-unload", "I14"): Finding(
         "B15",
         "the eviction holds the LRU queue lock while it calls remove, which runs clear_cache "
@@ -170,12 +169,41 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
         "entry and that wait times out: the add raises ModelManagerLockAcquisitionError "
         "instead of the loader's error (masked)",
     ),
+    (_STACK, "B1-remove-add-generation-split", "I3"): _WARM_PATH_DURING_TEARDOWN,
+    (_STACK, "B3-dispose-after-release", "I3"): _WARM_PATH_DURING_TEARDOWN,
+    (_STACK, "B4-warm-fast-path-bypass", "I3"): _WARM_PATH_DURING_TEARDOWN,
+    (_STACK, "basic-2", "I3"): _WARM_PATH_DURING_TEARDOWN,
+    (_STACK, "B1-remove-add-generation-split", "I16"): _STACK_REMOVE_TIMEOUT_AFTER_DELETE,
+    (_STACK, "B3-dispose-after-release", "I16"): _STACK_REMOVE_TIMEOUT_AFTER_DELETE,
+    (_MANAGER, "basic-1", "I16"): _REMOVE_TIMEOUT_AFTER_DELETE,
+    (_STACK, "B14-admission-overshoot", "I4"): Finding(
+        "B9",
+        "T1's add of Y has appended Y to the LRU queue and is loading it (the queue holds an id "
+        "before it loads); T2's add of Z finds the cache full and its eviction round pops X "
+        "(evicted), then Y: remove(Y) times out on Y's lock, held by T1's load, and the "
+        "exception leaves without putting Y back: Y loads, registered but out of the LRU, "
+        "never evictable",
+    ),
+    (_STACK, "I15-eviction-window", "I4"): Finding(
+        "B9",
+        "T2's remove(b) holds `_state_lock`; T1's add of c finds the cache full, its eviction "
+        "pops a and remove(a) times out waiting for `_state_lock`: the exception leaves "
+        "without putting a back, so a stays loaded but out of the LRU",
+    ),
+    (_STACK, "B15-queue-lock-across-unload", "I13"): Finding(
+        "B17",
+        "an inference on X is running the model when a concurrent add's eviction removes X: "
+        "remove runs X's clear_cache while the inference still uses it (nothing holds a claim "
+        "on a model during an inference)",
+    ),
+    (_STACK, "B23-lost-wakeup-of-a-slot-waiter", "I4"): Finding(
+        "B16",
+        "T2's add of Y appends Y to the LRU queue, then times out waiting for `_state_lock` "
+        "(held by T1 registering X); its error path's wait for the queue lock (held by T1) "
+        "times out too, so Y is never dropped from the queue: a phantom, loaded nowhere",
+    ),
     (_STACK, "basic-1", "I4"): _FINAL_CLEAR_DESYNC,
     (_STACK, "basic-2", "I4"): _FINAL_CLEAR_DESYNC,
-    (_MANAGER, "basic-1", "I15"): _CLEAR_STOPS,
-    (_MANAGER, "basic-2", "I15"): _CLEAR_STOPS,
-    (_NEVER_DISPOSE, "basic-1", "I15"): _CLEAR_STOPS,
-    (_NEVER_DISPOSE, "basic-2", "I15"): _CLEAR_STOPS,
 }
 """The failures found on the verified version (see the module docstring)."""
 

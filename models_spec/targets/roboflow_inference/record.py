@@ -147,6 +147,10 @@ def _observations(record: CellRecord) -> list[Observation]:
         if mode.kind and mode.artifacts:
             schedule = lockstep.Schedule.load(mode.artifacts[0])
             keep(_observe(cell, target, schedule, f"{mode.mode} seed 0"))
+        for _label, _message, path in mode.also:  # what the search found after its first
+            if path:
+                schedule = lockstep.Schedule.load(path)
+                keep(_observe(cell, target, schedule, f"{mode.mode} seed 0 (kept going)"))
     for seed, label, _ in record.sweep:
         if label and label not in found:
             outcome = explore_scenario(

@@ -40,3 +40,33 @@ def patched_lost_update() -> None:
     for t in threads:
         t.join()
     assert counter.value == 2, f"patched lost update: {counter.value}"
+
+
+def lost_update_other_error() -> None:
+    """lost_update's interleavings, failing with another exception type (a different failure)."""
+    box = [0]
+
+    def inc() -> None:
+        value = box[0]
+        lockstep.checkpoint("read", resource="box")
+        box[0] = value + 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    if box[0] != 2:
+        raise LookupError(f"lost update: {box[0]}")
+
+
+def lost_update_fixed() -> None:
+    """lost_update's switch points with the read after the switch: the same choices, no bug."""
+    box = [0]
+
+    def inc() -> None:
+        lockstep.checkpoint("read", resource="box")
+        box[0] += 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: {box[0]}"
