@@ -20,7 +20,8 @@ from typing import Any
 
 import attrs
 
-from lockstep._backend import SessionAbandoned, open_backend
+from lockstep._backend import open_backend
+from lockstep._backend_protocol import SessionAbandoned
 from lockstep._execution import (
     ModuleRef,
     Scenario,

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from lockstep._backend import Backend, open_backend
+from lockstep._backend import open_backend
+from lockstep._backend_protocol import Backend
 from lockstep._execution import Options, Scenario, run_execution
 from lockstep._failure import Failure
 from lockstep._schedule import Choice
