@@ -211,7 +211,8 @@ def explore(
                 try:
                     more = strategy.end_execution(outcome)
                 except StrategyFailure as exc:
-                    tally.failure = _strategy_failure(run, exc)
+                    kind: Any = exc.kind
+                    tally.failure = run.failure_after(kind, str(exc), exception=exc)
                     break
                 if outcome.failure is not None:
                     tally.failure = outcome.failure
@@ -344,17 +345,6 @@ class _Tally:
         _count_switch_points(run, self.switch_points)
 
 
-def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
-    kind: Any = exc.kind
-    return Failure(
-        kind=kind,
-        message=str(exc),
-        schedule=run.schedule(),
-        trace=run.trace(),
-        exception=exc,
-    )
-
-
 def replay(
     scenario: Scenario,
     schedule: Schedule,
@@ -416,15 +406,11 @@ def replay(
             run = abandoned.run
     failure = run.failure()
     if failure is None and strategy.consumed < len(schedule.choices):
-        failure = Failure(
-            kind="divergence",
-            message=(
-                f"step {run.step}: the execution ended but the schedule has "
-                f"{len(schedule.choices) - strategy.consumed} more choice(s) "
-                f"(next: thread {schedule.choices[strategy.consumed].thread})"
-            ),
-            schedule=run.schedule(),
-            trace=run.trace(),
+        failure = run.failure_after(
+            "divergence",
+            f"step {run.step}: the execution ended but the schedule has "
+            f"{len(schedule.choices) - strategy.consumed} more choice(s) "
+            f"(next: thread {schedule.choices[strategy.consumed].thread})",
         )
     if failure is not None:
         failure = failure.with_replay_command(replay_command_for(effective))

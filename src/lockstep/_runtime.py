@@ -888,8 +888,18 @@ class Run:
     def failure(self) -> Failure | None:
         """The Failure value of this execution, or None if it passed."""
         info = self.failure_info
-        if info is None:
-            return None
+        return None if info is None else self._failure_of(info)
+
+    def failure_after(
+        self, kind: FailureKind, message: str, *, exception: BaseException | None = None
+    ) -> Failure:
+        """A Failure of this finished execution for a verdict reached after it ended (a
+        strategy's ``end_execution`` raising, a replay with choices left over): its
+        schedule and trace, no thread. Records nothing: :meth:`failure` is unchanged.
+        Every Failure of an execution is built here or by :meth:`failure`."""
+        return self._failure_of(_FailureInfo(kind, message, exception=exception))
+
+    def _failure_of(self, info: _FailureInfo) -> Failure:
         thread = info.thread
         message = info.message
         if info.kind == "stall" and self.leaked:
