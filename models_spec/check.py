@@ -9,7 +9,7 @@ failing implementation: a failure is data).
 * `replay_scenario(scenario, adapter, schedule)`: follow a recorded
   schedule exactly (a divergence is a failure of kind "divergence").
 * `follow_scenario(scenario, adapter, schedule)`: follow it leniently
-  (`LenientReplay`: a choice the implementation does not offer
+  (lockstep's `GuidedStrategy`: a choice the implementation does not offer
   is skipped, the rest runs non-preemptively), for replaying a variant's
   schedule on an implementation whose choice points differ, e.g. the core.
 
@@ -28,7 +28,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from functools import cache
 from types import ModuleType
 from typing import Any, Final
@@ -36,7 +36,7 @@ from typing import Any, Final
 import attrs
 
 import lockstep
-from lockstep.strategies import default_choice
+from lockstep.strategies import GuidedStrategy
 from models_spec.adapter import ManagerAdapter, loaded_from
 from models_spec.replayable import implementation_token, replay_name
 from models_spec.scenarios import Scenario, i15_skips
@@ -46,7 +46,6 @@ __all__ = [
     "DPOR_PREEMPTION_BOUND",
     "UNCONTROLLED_SYNC",
     "CheckOutcome",
-    "LenientReplay",
     "code_switch_points",
     "explore_scenario",
     "failure_label",
@@ -64,41 +63,6 @@ DPOR_PREEMPTION_BOUND = 2
 depth-first order spends a budget of hundreds of executions far from the
 interleavings the named bugs need (B1-B3 escape 3000 executions; with the
 bound they are found in about 300)."""
-
-
-class LenientReplay:
-    """A lockstep strategy following recorded choices where they are offered.
-
-    A recorded choice that is not among the offered ones is skipped; when the
-    choices run out, the run continues with lockstep's non-preemptive default
-    (keep the current thread, else the lowest index).  One execution.
-    """
-
-    name = "follow"
-
-    def __init__(self, choices: Sequence[lockstep.strategies.Choice]) -> None:
-        self.choices = tuple(choices)
-        self.seed: int | None = None
-        self._position = 0
-
-    def begin_execution(self) -> None:
-        """Restart from the first recorded choice."""
-        self._position = 0
-
-    def choose(
-        self, choices: Sequence[lockstep.strategies.Choice], step: Any
-    ) -> lockstep.strategies.Choice:
-        """The next recorded choice that is offered, else the default."""
-        while self._position < len(self.choices):
-            wanted = self.choices[self._position]
-            self._position += 1
-            if wanted in choices:
-                return wanted
-        return default_choice(choices, step)
-
-    def end_execution(self, outcome: Any) -> bool:
-        """One execution only."""
-        return False
 
 
 @cache
@@ -373,7 +337,7 @@ def follow_scenario(
     with _quiet_core_logs():
         result = lockstep.explore(
             scenario.build(adapter),
-            strategy=LenientReplay(schedule.choices),
+            strategy=GuidedStrategy(schedule.choices, name="follow"),
             budget=1,
             patch=adapter.patch_modules(),
             max_steps=max(DEFAULT_MAX_STEPS, 2 * len(schedule.choices)),

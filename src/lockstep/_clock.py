@@ -3,7 +3,8 @@
 Inside an execution time stands still except when the scheduler moves it: choosing a
 blocked thread's timeout jumps the clock to ``max(now, deadline)``, and a ``sleep(x)``
 that starts at ``t0`` ends, when that thread is next chosen, at ``max(now, t0 + x)``.
-Time never goes backwards. Outside a run every function is the real one.
+Time never goes backwards. The clock is the execution's (``Run.clock``, moved by
+the Run only); this module reads it. Outside a run every function is the real one.
 
 The virtual clock starts at 0 for each execution; monotonic()/perf_counter() report
 ``1000.0 + t`` and time() reports a fixed epoch (2026-01-01T00:00Z) plus ``t``, so
@@ -85,6 +86,4 @@ def sleep(secs: float) -> None:
     run = lt.run
     if run.in_invariant:
         return
-    start = run.clock
-    run.switch(lt, "sleep", None, f"sleep({secs:g})")
-    run.clock = max(run.clock, start + float(secs))
+    run.sleep(lt, secs)

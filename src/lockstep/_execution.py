@@ -9,9 +9,10 @@ from types import ModuleType
 import attrs
 
 from lockstep import _primitives as primitives
-from lockstep._backend import Backend, resolve_backend
+from lockstep._backend import resolve_backend
+from lockstep._backend_protocol import Backend
 from lockstep._imports import main_module_name
-from lockstep._patching import resolve_module
+from lockstep._patching import exit_hooks_for, resolve_module
 from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
 from lockstep._schedule import Choice, Granularity, Schedule
 from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
@@ -134,11 +135,12 @@ def run_execution(
             stall_timeout=options.stall_timeout,
             stall_diagnosis=options.stall_diagnosis,
             backend=backend,
+            exit_hooks=exit_hooks_for,
+            thread_factory=primitives.Thread._ls_for_run,
             races=options.races,
         )
-        main = primitives.Thread._ls_for_run("main")
         try:
-            run.execute(scenario, main)
+            run.execute(scenario)
         finally:
             run.restore_exit_globals()
             if run.memory is not None:

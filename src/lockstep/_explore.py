@@ -20,7 +20,8 @@ from typing import Any, Final
 
 import attrs
 
-from lockstep._backend import SessionAbandoned, open_backend
+from lockstep._backend import open_backend
+from lockstep._backend_protocol import SessionAbandoned
 from lockstep._execution import (
     ModuleRef,
     Scenario,
@@ -221,7 +222,8 @@ def explore(
                 try:
                     more = strategy.end_execution(outcome)
                 except StrategyFailure as exc:
-                    tally.failure = _strategy_failure(run, exc)
+                    kind: Any = exc.kind
+                    tally.failure = run.failure_after(kind, str(exc), exception=exc)
                     break
                 if outcome.failure is not None:
                     if tally.failure is None:
@@ -379,17 +381,6 @@ def _harness_failure(failure: Failure) -> bool:
     return failure.race is not None and bool(failure.race.uncontrolled)
 
 
-def _strategy_failure(run: Run, exc: StrategyFailure) -> Failure:
-    kind: Any = exc.kind
-    return Failure(
-        kind=kind,
-        message=str(exc),
-        schedule=run.schedule(),
-        trace=run.trace(),
-        exception=exc,
-    )
-
-
 def replay(
     scenario: Scenario,
     schedule: Schedule,
@@ -453,15 +444,11 @@ def replay(
             run = abandoned.run
     failure = run.failure()
     if failure is None and strategy.consumed < len(schedule.choices):
-        failure = Failure(
-            kind="divergence",
-            message=(
-                f"step {run.step}: the execution ended but the schedule has "
-                f"{len(schedule.choices) - strategy.consumed} more choice(s) "
-                f"(next: thread {schedule.choices[strategy.consumed].thread})"
-            ),
-            schedule=run.schedule(),
-            trace=run.trace(),
+        failure = run.failure_after(
+            "divergence",
+            f"step {run.step}: the execution ended but the schedule has "
+            f"{len(schedule.choices) - strategy.consumed} more choice(s) "
+            f"(next: thread {schedule.choices[strategy.consumed].thread})",
         )
     if failure is not None:
         failure = failure.with_replay_command(replay_command_for(effective))

@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import greenlet
 
-from lockstep._backend import SessionAbandoned
+from lockstep._backend_protocol import SessionAbandoned
 from lockstep._runtime import Abort, make_line_tracer, set_current_logical_thread
 from lockstep._thread_backend import inject_abort
 from lockstep._watchdog import wait_watching

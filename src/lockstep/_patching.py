@@ -29,15 +29,22 @@ import queue as _real_queue
 import sys
 import threading as _real_threading
 import time as _real_time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FunctionType, ModuleType
 from typing import Any
 
+from lockstep import _datetime as ls_datetime
+from lockstep import queue as ls_queue
+from lockstep import threading as ls_threading
+from lockstep import time as ls_time
 from lockstep._imports import main_module_name
+from lockstep._memory import _heapq as ls_heapq
+from lockstep._runtime import ExitHook, Run
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 
-__all__ = ["patched", "resolve_module", "stand_in_for"]
+__all__ = ["exit_hooks_for", "patched", "resolve_module", "stand_in_for"]
 
 _REFUSED = frozenset(
     {"threading", "time", "queue", "heapq", "datetime", "_thread", "sys", "builtins"}
@@ -65,12 +72,6 @@ def resolve_module(module: ModuleType | str) -> ModuleType:
 
 
 def _facades() -> dict[int, object]:
-    from lockstep import _datetime as ls_datetime  # noqa: PLC0415
-    from lockstep import queue as ls_queue  # noqa: PLC0415 - imported on first use
-    from lockstep import threading as ls_threading  # noqa: PLC0415
-    from lockstep import time as ls_time  # noqa: PLC0415
-    from lockstep._memory import _heapq as ls_heapq  # noqa: PLC0415
-
     mapping: dict[int, object] = {
         id(_real_threading): ls_threading,
         id(_real_time): ls_time,
@@ -117,6 +118,36 @@ def exit_hooks() -> list[Callable[[], object]]:
     registered = getattr(_real_threading, "_threading_atexits", None) or []
     namespaces = {id(vars(module)) for module in _ACTIVE}
     return [hook for hook in reversed(registered) if id(hook_globals(hook)) in namespaces]
+
+
+def exit_hooks_for(run: Run) -> list[ExitHook]:
+    """The exit hooks ``run`` calls when its main thread is done (``Run``'s
+    ``exit_hooks``): :func:`exit_hooks`, each with its module's globals.
+
+    First drops the threads of earlier executions from those modules' thread registries
+    (a dict or WeakKeyDictionary keyed by thread, as ``concurrent.futures.thread``'s
+    ``_threads_queues``): they ended with their execution, and a hook would otherwise
+    join them (and feed their queues) from this one."""
+    hooks = [ExitHook(hook, hook_globals(hook)) for hook in exit_hooks()]
+    for hook in hooks:
+        if hook.namespace is not None:
+            _forget_earlier_threads(hook.namespace, run)
+    return hooks
+
+
+def _forget_earlier_threads(namespace: dict[str, Any], run: Run) -> None:
+    for value in list(namespace.values()):
+        if not isinstance(value, dict | weakref.WeakKeyDictionary):
+            continue
+        stale = [
+            key
+            for key in list(value.keys())
+            if isinstance(key, ls_threading.Thread)
+            and key._ls_thread is not None
+            and key._ls_thread.run is not run
+        ]
+        for key in stale:
+            value.pop(key, None)
 
 
 def hook_globals(hook: object) -> dict[str, Any] | None:

@@ -824,14 +824,16 @@ class Thread(_real_threading.Thread):
         )
 
     @classmethod
-    def _ls_for_run(cls, name: str) -> Thread:
-        """The Thread object of a run's thread 0 (never an OS thread)."""
+    def _ls_for_run(cls, lt: LogicalThread) -> Thread:
+        """The Thread object of a run's thread 0, bound to ``lt`` (never an OS thread):
+        the Run's ``thread_factory``."""
         thread = cls.__new__(cls)
-        thread._ls_light_init(None, name, (), None, daemon=False)
+        thread._ls_light_init(None, lt.name, (), None, daemon=lt.daemon)
+        thread._ls_bind_thread(lt)
         return thread
 
-    def _ls_attach(self, lt: LogicalThread) -> None:
-        """Bind this object to logical thread ``lt`` (used for thread 0 "main")."""
+    def _ls_bind_thread(self, lt: LogicalThread) -> None:
+        """Make this object logical thread ``lt``'s (started: it is alive in the run)."""
         self._ls_thread = lt
         self._started.set()
 
@@ -860,13 +862,14 @@ class Thread(_real_threading.Thread):
             raise _no_wait_in_invariant("Thread.start")
         run.switch(lt, "Thread.start", _SPAWN_RESOURCE, self.name)
         target = getattr(self, "_target", None)  # CPython internals: the target= callable
-        run.new_thread(
+        started = run.new_thread(
             self.name,
             self.run,
             daemon=self.daemon,
             thread_obj=self,
             location=code_location(target if target is not None else self.run),
         )
+        self._ls_bind_thread(started)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait until the thread ends (or, with a timeout, until its timeout is chosen)."""

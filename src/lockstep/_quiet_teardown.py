@@ -20,6 +20,7 @@ closes (unless something else replaced them meanwhile, which is then left alone)
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -69,8 +70,6 @@ def _quiet_unraisablehook(unraisable: Any) -> None:
 
 def _install() -> None:
     global _original_handle, _original_unraisablehook
-    import logging  # noqa: PLC0415  (lazy: the core imports fast)
-
     _original_handle = logging.Logger.handle
     logging.Logger.handle = _quiet_handle  # type: ignore[method-assign]
     _original_unraisablehook = sys.unraisablehook
@@ -79,8 +78,6 @@ def _install() -> None:
 
 def _uninstall() -> None:
     global _original_handle, _original_unraisablehook
-    import logging  # noqa: PLC0415
-
     if logging.Logger.handle is _quiet_handle:
         logging.Logger.handle = _original_handle  # type: ignore[method-assign,assignment]
     if sys.unraisablehook is _quiet_unraisablehook:

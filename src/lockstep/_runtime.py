@@ -41,10 +41,9 @@ import operator
 import os
 import sys
 import threading as _real_threading
-import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
 
@@ -58,15 +57,18 @@ from lockstep.errors import InvalidArgumentType, LockstepError, NotInRunError, S
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy, is_preemption
 
 if TYPE_CHECKING:
-    from lockstep._backend import Backend
+    from lockstep._backend_protocol import Backend
     from lockstep._memory._report import DataRace
     from lockstep._memory._state import MemoryState
-    from lockstep._primitives import Thread
 
 __all__ = [
     "Abort",
+    "Blocker",
+    "ExitHook",
+    "ExitHooks",
     "LogicalThread",
     "Run",
+    "ThreadFactory",
     "add_invariant",
     "checkpoint",
     "current_logical_thread",
@@ -101,6 +103,41 @@ class _Abort(BaseException):
 
 
 Abort = _Abort  # the name backends use
+
+
+class Blocker(Protocol):
+    """What a blocked logical thread waits on (``Run.switch``'s ``blocker``): a
+    controlled primitive, or the Thread a join waits for. A deadlock's report asks it
+    which threads hold it. The one thing the scheduler asks of the objects it
+    schedules around; the name keeps lockstep's prefix because the stand-ins carry
+    threading's exact API, and user subclasses may use any public name."""
+
+    def _ls_holders(self, run: Run) -> list[str]:
+        """The threads holding it in ``run`` ("index:name"), for a deadlock's report."""
+        ...
+
+
+class ExitHook(NamedTuple):
+    """An interpreter-exit hook to run when an execution's main thread is done."""
+
+    #: What the interpreter calls (``threading._register_atexit``'s record).
+    call: Callable[[], object]
+    #: The module globals the hook's function reads and may rebind (``_shutdown =
+    #: True``): the Run gives them their values back when the execution ends.
+    namespace: dict[str, Any] | None
+
+
+#: The exit hooks of an execution (``run``), in the order the interpreter runs them,
+#: given by whoever builds the Run (:func:`lockstep._patching.exit_hooks_for`: those of
+#: the patched modules). Called only when the main thread's code is done while another
+#: non-daemon thread lives.
+ExitHooks = Callable[["Run"], Sequence[ExitHook]]
+
+#: Builds the object user code sees for thread 0 ("main": ``threading.main_thread()``,
+#: ``current_thread()`` there), bound to its logical thread; given by whoever builds
+#: the Run (:meth:`lockstep._primitives.Thread._ls_for_run`). The other threads' objects
+#: are the Thread objects that started them.
+ThreadFactory = Callable[["LogicalThread"], _real_threading.Thread]
 
 
 def set_current_logical_thread(lt: LogicalThread | None) -> None:
@@ -227,7 +264,7 @@ class LogicalThread:
         target: Callable[[], object],
         *,
         daemon: bool,
-        thread_obj: Thread | None,
+        thread_obj: _real_threading.Thread | None,
     ) -> None:
         self.run = run
         self.index = index
@@ -241,7 +278,7 @@ class LogicalThread:
         self.pending: OpDescriptor | None = None
         self.enabled: Predicate | None = None
         self.deadline: float | None = None
-        self.blocker: object = None
+        self.blocker: Blocker | None = None
         self.wake_kind = "run"
         self.finished = False
         self.exited = False
@@ -290,6 +327,15 @@ class Run:
 
     Not thread-safe by design: only the running logical thread touches it (the
     controller only before the first decision and after control came back).
+
+    What it needs of the layers above comes in through its constructor, from whoever
+    builds the execution (:func:`lockstep._execution.run_execution`): the ``backend``
+    that runs its threads, the ``exit_hooks`` of the patched modules and the
+    ``thread_factory`` of main's Thread object. It imports none of them.
+
+    The virtual clock (:attr:`clock`) is the Run's alone: it moves when a timeout is
+    chosen (to the waiter's deadline) and when a sleep ends (:meth:`sleep`), never
+    backwards, and nothing else writes it.
     """
 
     def __init__(
@@ -303,10 +349,14 @@ class Run:
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
         stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
         backend: Backend,
+        exit_hooks: ExitHooks,
+        thread_factory: ThreadFactory,
         races: bool = True,
     ) -> None:
         self.strategy = strategy
         self.backend = backend
+        self._exit_hooks = exit_hooks
+        self._thread_factory = thread_factory
         self.max_steps = max_steps
         self.schedule_template = schedule_template
         self.invariants: list[Callable[[], object]] = list(invariants)
@@ -319,7 +369,7 @@ class Run:
         # The logical thread the watchdog found stuck (backends unwind it first).
         self.stalled: LogicalThread | None = None
         self.threads: list[LogicalThread] = []
-        self.clock = 0.0
+        self._now = 0.0  # the virtual clock (the ``clock`` property): written here only
         self.step = 0
         #: One compact row per step; StepRecords are built from them on demand (steps()).
         self._rows: list[tuple[Any, ...]] = []
@@ -352,6 +402,11 @@ class Run:
         # Module namespaces whose exit hooks ran, with their globals before (_interpreter_exit).
         self._exit_globals: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.races = races
+
+    @property
+    def clock(self) -> float:
+        """The execution's virtual time in seconds (0 at its start; read-only)."""
+        return self._now
 
     # -- ids and names ---------------------------------------------------------------
 
@@ -392,10 +447,14 @@ class Run:
         target: Callable[[], object],
         *,
         daemon: bool,
-        thread_obj: Thread | None,
+        thread_obj: _real_threading.Thread | None,
         location: str | None = None,
     ) -> LogicalThread:
-        """Create a logical thread (pending op "start") and its parked OS thread."""
+        """Create a logical thread (pending op "start") and its parked context.
+
+        ``thread_obj`` is the object user code holds for it (the Thread that starts
+        it, which binds itself to the returned logical thread; None for thread 0,
+        whose object the Run's ``thread_factory`` builds)."""
         lt = LogicalThread(
             self, len(self.threads), name, target, daemon=daemon, thread_obj=thread_obj
         )
@@ -403,8 +462,8 @@ class Run:
         lt.pending = OpDescriptor("start", lt.resource, name, lt.location)
         self.threads.append(lt)
         self._names_cache = (*self._names_cache, name)
-        if thread_obj is not None:
-            thread_obj._ls_attach(lt)
+        if thread_obj is None:
+            lt.thread_obj = self._thread_factory(lt)
         self.backend.spawn(self, lt)
         return lt
 
@@ -461,34 +520,11 @@ class Run:
         their values back when the execution ends (:meth:`restore_exit_globals`)."""
         if not any(t is not main and not t.finished and not t.daemon for t in self.threads):
             return
-        from lockstep._patching import exit_hooks, hook_globals  # noqa: PLC0415 - a cycle
-
-        for hook in exit_hooks():
-            namespace = hook_globals(hook)
+        for hook in self._exit_hooks(self):
+            namespace = hook.namespace
             if namespace is not None:
-                self._forget_earlier_threads(namespace)
                 self._exit_globals.append((namespace, dict(namespace)))
-            hook()
-
-    def _forget_earlier_threads(self, namespace: dict[str, Any]) -> None:
-        """Drop the threads of earlier executions from the module's thread registries (a
-        dict or WeakKeyDictionary keyed by thread, as ``concurrent.futures.thread``'s
-        ``_threads_queues``): they ended with their execution, and the exit hook would
-        otherwise join them (and feed their queues) from this one."""
-        from lockstep._primitives import Thread  # noqa: PLC0415 - primitives import us
-
-        for value in list(namespace.values()):
-            if not isinstance(value, dict | weakref.WeakKeyDictionary):
-                continue
-            stale = [
-                key
-                for key in list(value.keys())
-                if isinstance(key, Thread)
-                and key._ls_thread is not None
-                and key._ls_thread.run is not self
-            ]
-            for key in stale:
-                value.pop(key, None)
+            hook.call()
 
     def restore_exit_globals(self) -> None:
         """Give the module globals that exit hooks rebound their values back (the next
@@ -544,7 +580,7 @@ class Run:
         *,
         enabled: Predicate | None = None,
         deadline: float | None = None,
-        blocker: object = None,
+        blocker: Blocker | None = None,
         location: str | None = None,
     ) -> bool:
         """A switch point of ``lt``: publish the pending op, let the strategy decide.
@@ -578,6 +614,13 @@ class Run:
         lt.deadline = None
         lt.blocker = None
         return lt.wake_kind == "run"
+
+    def sleep(self, lt: LogicalThread, secs: float) -> None:
+        """``time.sleep(secs)`` of ``lt`` (``secs`` >= 0): a switch point ("sleep"), and the
+        clock, when ``lt`` is next chosen, at least ``secs`` past where it was."""
+        start = self._now
+        self.switch(lt, "sleep", None, f"sleep({secs:g})", location=user_location(2))
+        self._now = max(self._now, start + float(secs))
 
     def fail(
         self,
@@ -723,7 +766,7 @@ class Run:
                 frozen_timeouts,
                 pending,
                 names,
-                self.clock,
+                self._now,
                 yielded,
             ),
         )
@@ -751,7 +794,7 @@ class Run:
         chosen = self.threads[choice.thread]
         if choice.kind == "timeout":
             assert chosen.deadline is not None
-            self.clock = max(self.clock, chosen.deadline)
+            self._now = max(self._now, chosen.deadline)
         chosen.wake_kind = choice.kind
         op = chosen.pending
         assert op is not None
@@ -770,7 +813,7 @@ class Run:
                 frozen_enabled,
                 frozen_timeouts,
                 pending,  # never changed after this step
-                self.clock,
+                self._now,
             )
         )
         self.choices.append(choice)
@@ -812,10 +855,8 @@ class Run:
 
     def _blocked_row(self, t: LogicalThread) -> BlockedThread:
         op = t.pending
-        holders: tuple[str, ...] = ()
-        describe = getattr(t.blocker, "_ls_holders", None)
-        if describe is not None:
-            holders = tuple(describe(self))
+        blocker = t.blocker
+        holders = () if blocker is None else tuple(blocker._ls_holders(self))
         return BlockedThread(
             thread=t.index,
             thread_name=t.name,
@@ -827,11 +868,11 @@ class Run:
 
     # -- controller side ---------------------------------------------------------------
 
-    def execute(self, scenario: Callable[[], object], main_obj: Thread | None = None) -> None:
+    def execute(self, scenario: Callable[[], object]) -> None:
         """Run ``scenario`` as thread 0 "main" until it completes or fails; tear down."""
         if in_run():
             raise LockstepError("cannot start a lockstep execution from inside another one")
-        self.new_thread("main", scenario, daemon=False, thread_obj=main_obj)
+        self.new_thread("main", scenario, daemon=False, thread_obj=None)
         self.backend.execute(self)
         if self.internal_error is not None:
             raise self.internal_error
@@ -849,8 +890,18 @@ class Run:
     def failure(self) -> Failure | None:
         """The Failure value of this execution, or None if it passed."""
         info = self.failure_info
-        if info is None:
-            return None
+        return None if info is None else self._failure_of(info)
+
+    def failure_after(
+        self, kind: FailureKind, message: str, *, exception: BaseException | None = None
+    ) -> Failure:
+        """A Failure of this finished execution for a verdict reached after it ended (a
+        strategy's ``end_execution`` raising, a replay with choices left over): its
+        schedule and trace, no thread. Records nothing: :meth:`failure` is unchanged.
+        Every Failure of an execution is built here or by :meth:`failure`."""
+        return self._failure_of(_FailureInfo(kind, message, exception=exception))
+
+    def _failure_of(self, info: _FailureInfo) -> Failure:
         thread = info.thread
         message = info.message
         if info.kind == "stall" and self.leaked:

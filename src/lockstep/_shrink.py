@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from lockstep._backend import Backend, open_backend
+from lockstep._backend import open_backend
+from lockstep._backend_protocol import Backend
 from lockstep._execution import Options, Scenario, run_execution
 from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import StepRecord
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
-from lockstep.strategies._replay import default_choice
+from lockstep.strategies._replay import GuidedStrategy, default_choice
 
-__all__ = ["DeviationStrategy", "GuidedStrategy", "deviations", "shrink_failure"]
+__all__ = ["DeviationStrategy", "deviations", "shrink_failure"]
 
 
 DeviationKey = tuple[int, int]
@@ -67,35 +68,6 @@ class DeviationStrategy:
             choice = default_choice(choices, step)
         self._executed[choice.thread] = self._executed.get(choice.thread, 0) + 1
         return choice
-
-    def end_execution(self, outcome: ExecutionOutcome) -> bool:
-        """One execution per candidate."""
-        return False
-
-
-class GuidedStrategy:
-    """Follows ``choices`` leniently: an unavailable choice is skipped; when they run out
-    it continues with the default policy."""
-
-    name = "shrink"
-
-    def __init__(self, choices: Sequence[Choice]) -> None:
-        self.choices = tuple(choices)
-        self.seed: int | None = None
-        self._position = 0
-
-    def begin_execution(self) -> None:
-        """Restart from the first choice."""
-        self._position = 0
-
-    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-        """The next guiding choice that is available, else the default."""
-        while self._position < len(self.choices):
-            wanted = self.choices[self._position]
-            self._position += 1
-            if wanted in choices:
-                return wanted
-        return default_choice(choices, step)
 
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """One execution per candidate."""
@@ -191,7 +163,10 @@ class _Shrinker:
         return self.attempt(DeviationStrategy(candidate), key) is not None
 
     def try_choices(self, candidate: tuple[Choice, ...]) -> bool:
-        return self.attempt(GuidedStrategy(candidate), ("choices", candidate)) is not None
+        return (
+            self.attempt(GuidedStrategy(candidate, name="shrink"), ("choices", candidate))
+            is not None
+        )
 
     def ddmin(self) -> bool:
         """Delta debugging over the deviations; True if anything improved."""

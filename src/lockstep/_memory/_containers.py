@@ -58,12 +58,14 @@ from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
 from types import FunctionType
 from typing import Any, Literal
 
+from lockstep._memory._classes import QUIET, make_subclass, set_class
 from lockstep._memory._locations import WHOLE
-from lockstep._memory._state import active_run, hook, hook_whole
+from lockstep._memory._state import MemoryState, active_run, hook, hook_whole
 from lockstep._runtime import Run
 
 __all__ = [
     "CONTAINER_TYPES",
+    "adopt_container",
     "container_family",
     "is_tracked_container",
     "plain_base",
@@ -567,8 +569,6 @@ def tracked_class(base: Any) -> type:
             namespace["__getitem__"] = _defaultdict_getitem(base.__getitem__)
         if issubclass(base, OrderedDict):
             namespace["move_to_end"] = _move_to_end(base.move_to_end)
-    from lockstep._memory._classes import QUIET, make_subclass  # noqa: PLC0415
-
     module = "lockstep.watched" if base in _BUILTINS else base.__module__
     tracked = make_subclass(base, namespace, module=module)
     tracked.__reduce_ex__ = _reduce_ex(tracked, base)  # type: ignore[method-assign]
@@ -622,3 +622,49 @@ def tracked_copy(value: Any) -> Any:
 def needs_copy(value: object) -> bool:
     """True for an instance of a builtin container class (its class cannot be swapped)."""
     return type(value) in _BUILTINS
+
+
+def adopt_container(memory: MemoryState, value: Any, name: str | None, benign: str | None) -> Any:
+    """``value`` watched in this execution, as the object to use from now on.
+
+    A builtin container is replaced by a tracked copy (the same copy every time the
+    same original is adopted in this execution); an instance of a Python subclass
+    switches class in place; anything that is not a container is returned unchanged.
+    """
+    if container_family(type(value)) is None:
+        return value
+    shadow = memory.shadows.get(id(value))
+    if shadow is not None:
+        if benign is not None:
+            shadow.benign = benign
+        return value
+    replaced = memory.replaced.get(id(value))
+    if replaced is not None:
+        if benign is not None:  # another holder of the same container declares it
+            memory.shadows[id(replaced[1])].benign = benign
+        return replaced[1]
+    base = plain_base(type(value))
+    kind = base.__name__
+    if is_tracked_container(value):
+        memory.register(value, kind=kind, shape=shape_of(base), name=name, benign=benign)
+        return value
+    if needs_copy(value):
+        copy = tracked_copy(value)
+        memory.replaced[id(value)] = (value, copy)
+        memory.register(copy, kind=kind, shape=shape_of(base), name=name, benign=benign)
+        return copy
+    try:
+        tracked = tracked_class(base)
+        set_class(value, tracked)
+    except TypeError:
+        return value  # cannot be tracked (checked up front by watch(); here: left alone)
+    memory.register(
+        value,
+        kind=kind,
+        shape=shape_of(base),
+        name=name,
+        benign=benign,
+        restore=base,
+        tracked_class=tracked,
+    )
+    return value

@@ -59,8 +59,8 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from lockstep._memory._classes import QUIET
-from lockstep._memory._containers import CONTAINER_TYPES, replace_class
+from lockstep._memory._classes import QUIET, make_subclass
+from lockstep._memory._containers import CONTAINER_TYPES, adopt_container, replace_class
 from lockstep._memory._state import MemoryState, active_run
 from lockstep._runtime import LogicalThread, _tls
 
@@ -332,8 +332,6 @@ def tracked_instance_class(cls: Any) -> type:
                 memory.access(lt, shadow, True, name, "del")
         base_delattr(self, name)
 
-    from lockstep._memory._classes import make_subclass  # noqa: PLC0415
-
     namespace: dict[str, Any] = {
         "__getattr__": __getattr__,
         "__setattr__": __setattr__,
@@ -410,6 +408,4 @@ def adopt_value(
 ) -> Any:
     """``value`` as it should be stored in a watched object's attribute: a builtin
     container becomes a tracked one (the same one for the same original)."""
-    from lockstep._memory._watch import adopt_container  # noqa: PLC0415
-
     return adopt_container(memory, value, f"{owner}.{attribute}", benign)

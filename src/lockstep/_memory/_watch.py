@@ -17,15 +17,14 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from lockstep._barrier import Barrier
 from lockstep._memory._classes import set_class
 from lockstep._memory._containers import (
+    adopt_container,
     container_family,
     is_tracked_container,
     needs_copy,
-    plain_base,
-    shape_of,
     tracked_class,
-    tracked_copy,
 )
 from lockstep._memory._instances import (
     base_class,
@@ -34,10 +33,12 @@ from lockstep._memory._instances import (
     tracked_instance_class,
 )
 from lockstep._memory._state import MemoryState, Shadow, describe_object, memory_of
+from lockstep._primitives import Thread, _Bound
+from lockstep._queues import Queue
 from lockstep._runtime import current_logical_thread
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 
-__all__ = ["BENIGN_RACES_ATTRIBUTE", "adopt_container", "declared_benign", "watch"]
+__all__ = ["BENIGN_RACES_ATTRIBUTE", "declared_benign", "watch"]
 
 _T = TypeVar("_T")
 
@@ -70,10 +71,6 @@ def _refuse(x: object, reason: str) -> InvalidArgument:
 
 @functools.cache
 def _sync_types() -> tuple[type, ...]:
-    from lockstep._barrier import Barrier  # noqa: PLC0415
-    from lockstep._primitives import Thread, _Bound  # noqa: PLC0415
-    from lockstep._queues import Queue  # noqa: PLC0415
-
     return (
         _Bound,
         Thread,
@@ -268,52 +265,6 @@ def _container_plan(x: Any, racy: object, name: str | None) -> Callable[[MemoryS
         return adopt_container(memory, x, name, reason)
 
     return apply
-
-
-def adopt_container(memory: MemoryState, value: Any, name: str | None, benign: str | None) -> Any:
-    """``value`` watched in this execution, as the object to use from now on.
-
-    A builtin container is replaced by a tracked copy (the same copy every time the
-    same original is adopted in this execution); an instance of a Python subclass
-    switches class in place; anything that is not a container is returned unchanged.
-    """
-    if container_family(type(value)) is None:
-        return value
-    shadow = memory.shadows.get(id(value))
-    if shadow is not None:
-        if benign is not None:
-            shadow.benign = benign
-        return value
-    replaced = memory.replaced.get(id(value))
-    if replaced is not None:
-        if benign is not None:  # another holder of the same container declares it
-            memory.shadows[id(replaced[1])].benign = benign
-        return replaced[1]
-    base = plain_base(type(value))
-    kind = base.__name__
-    if is_tracked_container(value):
-        memory.register(value, kind=kind, shape=shape_of(base), name=name, benign=benign)
-        return value
-    if needs_copy(value):
-        copy = tracked_copy(value)
-        memory.replaced[id(value)] = (value, copy)
-        memory.register(copy, kind=kind, shape=shape_of(base), name=name, benign=benign)
-        return copy
-    try:
-        tracked = tracked_class(base)
-        set_class(value, tracked)
-    except TypeError:
-        return value  # cannot be tracked (checked up front by watch(); here: left alone)
-    memory.register(
-        value,
-        kind=kind,
-        shape=shape_of(base),
-        name=name,
-        benign=benign,
-        restore=base,
-        tracked_class=tracked,
-    )
-    return value
 
 
 def _container_attributes(x: object) -> list[tuple[str, Any, Any]]:

@@ -24,6 +24,7 @@ from lockstep.strategies._pct import PCTStrategy as PCTStrategy
 from lockstep.strategies._random import RandomStrategy as RandomStrategy
 from lockstep.strategies._registry import STRATEGY_NAMES as STRATEGY_NAMES
 from lockstep.strategies._registry import make_strategy as make_strategy
+from lockstep.strategies._replay import GuidedStrategy as GuidedStrategy
 from lockstep.strategies._replay import PrefixStrategy as PrefixStrategy
 from lockstep.strategies._replay import ReplayStrategy as ReplayStrategy
 from lockstep.strategies._replay import default_choice as default_choice
@@ -36,6 +37,7 @@ __all__ = [
     "DeterminismCheck",
     "DporStrategy",
     "ExecutionOutcome",
+    "GuidedStrategy",
     "OpDescriptor",
     "PCTStrategy",
     "PrefixStrategy",

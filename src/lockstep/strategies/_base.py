@@ -30,6 +30,7 @@ import attrs
 from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, StepRecord
+from lockstep.errors import InvalidArgumentType
 
 __all__ = [
     "NONDETERMINISM_CAUSES",
@@ -157,8 +158,6 @@ class Strategy(Protocol):
 def check_timeouts(owner: str, timeouts: object) -> bool:
     """Validate the ``timeouts`` knob every strategy takes (InvalidArgumentType if not a bool)."""
     if not isinstance(timeouts, bool):
-        from lockstep.errors import InvalidArgumentType  # noqa: PLC0415
-
         raise InvalidArgumentType(f"{owner}: timeouts must be True or False, got {timeouts!r}")
     return timeouts
 

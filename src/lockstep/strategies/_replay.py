@@ -17,7 +17,13 @@ from lockstep._schedule import Choice, Schedule
 from lockstep.errors import InvalidArgumentType, ScheduleDivergence
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
 
-__all__ = ["PrefixStrategy", "ReplayStrategy", "default_choice", "describe_choice"]
+__all__ = [
+    "GuidedStrategy",
+    "PrefixStrategy",
+    "ReplayStrategy",
+    "default_choice",
+    "describe_choice",
+]
 
 
 def describe_choice(choice: Choice) -> str:
@@ -104,6 +110,44 @@ class ReplayStrategy:
 
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """One execution only."""
+        return False
+
+
+class GuidedStrategy:
+    """Follows ``choices`` (a Schedule or a sequence of Choice) leniently, one
+    execution: a choice that is not offered is skipped (the next one is tried), and
+    when they run out the execution goes on with :func:`default_choice`.
+
+    For a schedule recorded on other code (a known-bug variant's, replayed on the
+    core, whose switch points differ) and for shrinking, where a candidate is a
+    guide, not a promise. ``name`` is what the schedule it produces records as its
+    strategy. Raises InvalidArgumentType for a value that is not a Choice or a
+    ``name`` that is not a str.
+    """
+
+    def __init__(self, choices: Schedule | Iterable[Choice], *, name: str = "guided") -> None:
+        if not isinstance(name, str):
+            raise InvalidArgumentType(f"GuidedStrategy name must be a str, got {name!r}")
+        self.choices = _as_choices(choices)
+        self.name = name
+        self.seed: int | None = None
+        self._position = 0
+
+    def begin_execution(self) -> None:
+        """Start again from the first choice."""
+        self._position = 0
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        """The next guiding choice that is offered, else the default."""
+        while self._position < len(self.choices):
+            wanted = self.choices[self._position]
+            self._position += 1
+            if wanted in choices:
+                return wanted
+        return default_choice(choices, step)
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        """One execution."""
         return False
 
 
