@@ -42,6 +42,7 @@ Calling contract (Run and explore/replay guarantee it; backends rely on it):
 
 from __future__ import annotations
 
+import _thread
 import os
 import subprocess
 import sys
@@ -137,6 +138,8 @@ else:
 
 _unavailable: list[str | None] = []
 """The cached answer of greenlet_unavailable() (empty: not asked yet)."""
+_asking = _thread.allocate_lock()
+"""Held while the answer is worked out: threads that ask at once wait for one answer."""
 
 
 def gil_disabled() -> bool:
@@ -200,12 +203,13 @@ def greenlet_unavailable() -> str | None:
     interpreter, see ``_probe_greenlet_without_importing``; an import that already
     happened is taken as it is). Asked once per process; the answer is cached.
     """
-    if not _unavailable:
-        if gil_disabled() and "greenlet" not in sys.modules:
-            _unavailable.append(_probe_greenlet_without_importing())
-        else:
-            _unavailable.append(_import_greenlet())
-    return _unavailable[0]
+    with _asking:
+        if not _unavailable:
+            if gil_disabled() and "greenlet" not in sys.modules:
+                _unavailable.append(_probe_greenlet_without_importing())
+            else:
+                _unavailable.append(_import_greenlet())
+        return _unavailable[0]
 
 
 def _greenlet_available() -> bool:
