@@ -6,9 +6,9 @@ process (``lockstep._backend.greenlet_unavailable``). The interpreter running th
 tests is usually neither, so both are simulated: greenlet's import is blocked
 (``sys.modules["greenlet"] = None``), or lockstep is told the GIL is off, which
 makes it ask a child interpreter whether importing greenlet leaves the GIL off, and
-the child answers as greenlet 3.1.1 does on 3.13t. The last test runs only on a
+the child answers as greenlet 3.2.2 does on 3.13t. The last test runs only on a
 free-threaded CPython: there nothing is simulated (the free-threaded CI step installs
-greenlet 3.1.1 where it can, so that the real child is asked).
+greenlet's newest wheel there, 3.2.2, so that the real child is asked).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def gil_would_come_back(automatic: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     (its script stands in for the real import, which would answer so only on 3.13t)."""
     automatic.setattr(backends, "gil_disabled", lambda: True)
     automatic.delitem(sys.modules, "greenlet", raising=False)
-    automatic.setattr(backends, "_PROBE", "print('gil 3.1.1')")
+    automatic.setattr(backends, "_PROBE", "print('gil 3.2.2')")
     return automatic
 
 
@@ -132,7 +132,7 @@ def test_a_greenlet_import_that_would_enable_the_gil_is_not_made(gil_would_come_
     reason = greenlet_unavailable()
     assert reason is not None
     assert reason == (
-        "importing greenlet 3.1.1 would re-enable the GIL of this free-threaded Python "
+        "importing greenlet 3.2.2 would re-enable the GIL of this free-threaded Python "
         "(it does not declare free-threading support)"
     )
     assert "greenlet" not in sys.modules
