@@ -20,6 +20,12 @@ Exit status 1 on any violation. ``--ops N`` bounds each thread by
 operations instead of time (what the CI test runs). The run is seeded; the
 interleaving is the OS's, so every check is one that must hold on every
 schedule.
+
+The soak's own bookkeeping is exact when threads really run in parallel (a
+free-threaded CPython, where ``+= 1`` on a shared counter loses updates):
+outcomes are counted per thread and merged at the end (``Tallies``), the
+fakes' state is read and changed under locks, one critical section per check.
+The first line says which interpreter ran it and whether its GIL was on.
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ from __future__ import annotations
 import argparse
 import collections
 import logging
+import platform
 import random
+import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,7 +53,7 @@ from modelmanager import (
     WithFixedSizeCache,
 )
 
-__all__ = ["SoakConfig", "SoakReport", "main", "run"]
+__all__ = ["SoakConfig", "SoakReport", "Tallies", "main", "run"]
 
 _OPERATIONS = (
     ("acquire", 30),
@@ -127,6 +136,41 @@ class SoakReport:
         return not self.violations
 
 
+class Tallies:
+    """Counts by name from many threads, exact without the GIL.
+
+    ``counter[name] += 1`` on one shared ``Counter`` is a read, an add and a write:
+    two threads that really run in parallel (a free-threaded CPython) both read n and
+    both write n + 1, and an update is lost; under the GIL it happens only when a
+    thread switch falls between them. Here each thread counts into a ``Counter`` of
+    its own (``mine``, shared with no other thread while it runs), and ``merged``
+    adds them up once the threads are done, so every count is exact on every schedule.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._counters: list[collections.Counter[str]] = []
+
+    def mine(self) -> collections.Counter[str]:
+        """The calling thread's own counter (created on its first call)."""
+        counter: collections.Counter[str] | None = getattr(self._local, "counter", None)
+        if counter is None:
+            counter = collections.Counter()
+            self._local.counter = counter
+            with self._lock:
+                self._counters.append(counter)
+        return counter
+
+    def merged(self) -> collections.Counter[str]:
+        """Every thread's counts added up; call it after the counting threads ended."""
+        total: collections.Counter[str] = collections.Counter()
+        with self._lock:
+            for counter in self._counters:
+                total.update(counter)
+        return total
+
+
 class _Ghost:
     """What really happened to the models (thread-safe)."""
 
@@ -175,15 +219,18 @@ class _Model:
 
     def clear_cache(self, delete_from_disk: bool = True) -> None:
         ghost = self.ghost
+        fail = ghost.inject and ghost.rng().random() < ghost.config.clear_failure
+        # The check and the clear in one critical section: a use() that starts between
+        # them (in parallel, without the GIL) would see neither the lease nor the clear.
         with self.lock:
             if self.in_use:
                 ghost.violate(f"{self.model_id}: clear_cache while a lease is in use (I13)")
-        if ghost.inject and ghost.rng().random() < ghost.config.clear_failure:
+            if not fail:
+                self.cleared += 1
+                if self.cleared > 1:
+                    ghost.violate(f"{self.model_id}: clear_cache succeeded twice")
+        if fail:
             raise InjectedUnloadError(f"injected clear_cache failure of {self.model_id}")
-        with self.lock:
-            self.cleared += 1
-            if self.cleared > 1:
-                ghost.violate(f"{self.model_id}: clear_cache succeeded twice")
 
 
 class _Registry:
@@ -271,14 +318,13 @@ def _worker(
     config: SoakConfig,
     deadline: float,
     start: threading.Barrier,
-    outcomes: collections.Counter[str],
-    outcomes_lock: threading.Lock,
+    outcomes: Tallies,
 ) -> None:
     rng = ghost.rng()
     ids = [f"m{index}" for index in range(config.ids)]
     names = [name for name, _ in _OPERATIONS]
     weights = [weight for _, weight in _OPERATIONS]
-    local: collections.Counter[str] = collections.Counter()
+    local = outcomes.mine()
     start.wait()
     done = 0
     while (config.ops is None and time.monotonic() < deadline) or (
@@ -296,8 +342,6 @@ def _worker(
                 ghost.violate(f"acquire({model_id!r}) raised ModelNotFound: {error}")
             elif not isinstance(error, _EXPECTED[kind]) or isinstance(error, InvalidArgument):
                 ghost.violate(f"{kind}({model_id!r}) raised {error!r} (not documented)")
-    with outcomes_lock:
-        outcomes.update(local)
 
 
 def _perform(cache: WithFixedSizeCache, kind: str, model_id: str) -> None:
@@ -350,7 +394,7 @@ def run(config: SoakConfig) -> SoakReport:
     counter = _LogCounter()
     core_logger = logging.getLogger("modelmanager")
     core_logger.addHandler(counter)
-    outcomes_lock = threading.Lock()
+    outcomes = Tallies()
     start = threading.Barrier(config.threads + 1)
     began = time.monotonic()
     deadline = began + config.seconds
@@ -363,8 +407,7 @@ def run(config: SoakConfig) -> SoakReport:
                 "config": config,
                 "deadline": deadline,
                 "start": start,
-                "outcomes": report.outcomes,
-                "outcomes_lock": outcomes_lock,
+                "outcomes": outcomes,
             },
             name=f"soak-{index}",
             daemon=True,
@@ -392,6 +435,7 @@ def run(config: SoakConfig) -> SoakReport:
         if config.sample:
             sampler.join(timeout=30)
         core_logger.removeHandler(counter)
+    report.outcomes = outcomes.merged()
     report.operations = sum(report.outcomes.values())
     report.log_lines = counter.count
     report.log_messages = counter.messages
@@ -447,9 +491,22 @@ def _settle_and_check(
             )
 
 
+def interpreter() -> str:
+    """Which Python ran the soak, and whether its GIL is on now (it can come back on a
+    free-threaded build when an extension that does not support running without it is
+    imported)."""
+    build = " free-threaded" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", lambda: True)
+    return (
+        f"{platform.python_implementation()} {platform.python_version()}{build}, "
+        f"GIL {'on' if is_gil_enabled() else 'off'}"
+    )
+
+
 def format_report(config: SoakConfig, report: SoakReport) -> str:
     """The printed summary."""
     lines = [
+        f"python: {interpreter()}",
         f"soak: {config.threads} threads, {report.elapsed:.1f} s, {config.ids} ids, "
         f"{report.bound}, on_full={config.on_full!r}, failures: constructor "
         f"{config.load_failure:.0%}, clear_cache {config.clear_failure:.0%}, "

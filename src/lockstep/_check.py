@@ -10,6 +10,10 @@ What this module adds around the suites (``lockstep.suites``):
   into a directory of its own under ``--output-dir`` (``run-<UTC time>-<pid>``, plus
   ``-shard-K-of-N``), so files of earlier runs never mix in; every count printed is
   this run's.
+* **The backend said once**: where the greenlet backend cannot run (not installed;
+  a free-threaded CPython whose GIL importing it would turn on) and none is named,
+  the first line says that the thread backend was chosen and why, and ``--json``
+  has it under ``backend`` (``lockstep._backend.automatic_fallback``).
 * **Progress** (``lockstep._progress``) on stderr; ``--quiet`` keeps only failures and
   the summary.
 * **CI files**: ``--junit-xml`` (``lockstep._junit``) and ``--json`` (every case's row
@@ -37,6 +41,7 @@ from typing import Any, TextIO
 
 import attrs
 
+from lockstep._backend import automatic_fallback, default_backend
 from lockstep._junit import junit_xml
 from lockstep._progress import Progress, choose_mode
 from lockstep._text import abbreviate
@@ -153,6 +158,7 @@ def _json_document(
     exit_code: int,
     interrupted: bool,
     elapsed: float,
+    backend: dict[str, str | None],
 ) -> str:
     suites: dict[str, Any] = {}
     for name, results in collector.results.items():
@@ -180,6 +186,7 @@ def _json_document(
         "exit_code": exit_code,
         "interrupted": interrupted,
         "elapsed": round(elapsed, 3),
+        "backend": backend,
         "options": {
             "budget": options.budget,
             "seed": options.seed,
@@ -252,6 +259,12 @@ def run_check(
     base = writable_directory(output_dir)
     junit = None if junit_path is None else writable_file(junit_path, "--junit-xml")
     json_file = None if json_path is None else writable_file(json_path, "--json")
+    # The backend this run's explorations use when none is named; said once when the
+    # greenlet backend cannot run here and the thread backend was chosen by itself.
+    fallback = automatic_fallback()
+    backend = {"name": default_backend(), "fallback": fallback}
+    if fallback is not None:
+        print(f"lockstep check: {fallback}", file=out, flush=True)
     cwd = os.getcwd()
     if cwd not in sys.path:  # like `python -m`: the project's own modules import
         sys.path.insert(0, cwd)
@@ -286,6 +299,7 @@ def run_check(
                 exit_code=code,
                 interrupted=interrupted,
                 elapsed=elapsed,
+                backend=backend,
             ),
         )
         print(f"JSON: {json_file}", file=out)

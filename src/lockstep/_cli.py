@@ -491,8 +491,10 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
         "--backend",
         choices=BACKEND_NAMES,
         default=None,
-        help="where logical threads run: greenlet (one OS thread, fast; the default) or "
-        "thread (an OS thread each, for code that needs real threads); same schedules",
+        help="where logical threads run: greenlet (one OS thread, fast; the default where "
+        "it can run) or thread (an OS thread each, for code that needs real threads; the "
+        "default where greenlet is missing or would turn a free-threaded Python's GIL on); "
+        "same schedules",
     )
 
 

@@ -7,6 +7,7 @@ offending value and what was expected; nothing changes state when it does.
 from __future__ import annotations
 
 __all__ = [
+    "BackendUnavailable",
     "InvalidArgument",
     "InvalidArgumentType",
     "LockstepError",
@@ -33,6 +34,12 @@ class InvalidArgument(LockstepError, ValueError):
 
 class InvalidArgumentType(InvalidArgument, TypeError):
     """An argument has the wrong type."""
+
+
+class BackendUnavailable(LockstepError):
+    """The requested backend cannot run here: greenlet is not installed, or importing it
+    would turn the GIL of a free-threaded CPython back on (the message says which, and
+    names the thread backend)."""
 
 
 class NotInRunError(LockstepError, RuntimeError):

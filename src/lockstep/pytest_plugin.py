@@ -100,7 +100,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         choices=("greenlet", "thread"),
         help="backend of the @pytest.mark.lockstep tests whose marker names none "
-        "(default: greenlet; thread gives each logical thread an OS thread)",
+        "(default: greenlet where it can run, else thread; thread gives each logical "
+        "thread an OS thread)",
     )
     group.addoption(
         "--lockstep-replay",

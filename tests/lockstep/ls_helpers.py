@@ -5,8 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import lockstep
+from lockstep._backend import greenlet_unavailable
 from lockstep.strategies._replay import PrefixStrategy
+
+GREENLET_UNAVAILABLE = greenlet_unavailable()
+"""Why the greenlet backend cannot run in this test process (None: it can)."""
+
+needs_greenlet = pytest.mark.skipif(
+    GREENLET_UNAVAILABLE is not None,
+    reason=f"the greenlet backend cannot run here: {GREENLET_UNAVAILABLE}",
+)
+"""A test that runs on the greenlet backend whatever the ``backend`` fixture says."""
 
 
 def run_once(body: Callable[[], Any], *, choices=()) -> tuple[Any, lockstep.ExploreResult]:

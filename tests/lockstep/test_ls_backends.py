@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import samples.racy_module as racy
+from ls_helpers import GREENLET_UNAVAILABLE, needs_greenlet
 from samples.golden_scenarios import pipeline
 
 import lockstep
@@ -80,6 +81,7 @@ def _explore_and_replay_elsewhere(
     return compared
 
 
+@needs_greenlet
 def test_every_primitive_gives_the_same_trace_on_the_other_backend(backend):
     """Executions of a scenario using every primitive (queue, event, RLock, semaphore,
     condition with timeouts, sleep, timed join) replay on the other backend with equal
@@ -88,6 +90,7 @@ def test_every_primitive_gives_the_same_trace_on_the_other_backend(backend):
     assert _explore_and_replay_elsewhere(pipeline, backend, strategies) >= 10
 
 
+@needs_greenlet
 def test_line_granularity_gives_the_same_trace_on_the_other_backend(backend):
     """Traced lines are switch points on both backends (greenlets switch from inside the
     trace function) and the same choices give the same line-level trace."""
@@ -271,20 +274,24 @@ def test_default_backend_precedence(backend, monkeypatch):
     finally:
         set_default_backend(previous)
     monkeypatch.delenv(ENV_VAR)
-    assert default_backend() == "greenlet"  # installed: the fast one
+    # the fast one where it can run (installed, and the GIL stays as it is), else thread
+    assert default_backend() == ("greenlet" if GREENLET_UNAVAILABLE is None else "thread")
 
 
 def test_missing_greenlet_names_the_thread_backend(backend, monkeypatch):
-    """Without greenlet, asking for it says how to install it or which backend to use."""
+    """Without greenlet, asking for it says how to install it or which backend to use
+    (test_ls_backend_fallback.py has the rest: the automatic choice and how it is said)."""
     import lockstep._backend as backends
 
-    monkeypatch.setattr(backends, "_greenlet_available", lambda: False)
+    monkeypatch.setattr(backends, "_unavailable", [])
+    monkeypatch.setitem(sys.modules, "greenlet", None)  # its import fails
     with pytest.raises(BackendUnavailable, match=r"pip install greenlet.*backend='thread'"):
         make_backend("greenlet")
     monkeypatch.delenv(ENV_VAR)
     assert default_backend() == "thread"
 
 
+@needs_greenlet
 def test_backend_names_are_the_two_implementations(backend):
     """Each name builds a backend of that name."""
     assert BACKEND_NAMES == ("greenlet", "thread")
@@ -327,6 +334,7 @@ class _BackendSeen:
         return 0
 
 
+@needs_greenlet
 def test_cli_backend_option(backend, monkeypatch, tmp_path):
     """--backend on explore/replay/show/check picks the backend; a bad one exits 2."""
     import io
@@ -413,6 +421,7 @@ def test_unmarked():
 """
 
 
+@needs_greenlet
 def test_plugin_marker_and_option_choose_the_backend(backend, pytester, monkeypatch):
     """The marker's backend wins; --lockstep-backend sets it for unmarked tests."""
     monkeypatch.delenv(ENV_VAR)
@@ -489,7 +498,10 @@ def _one_after_another(var: contextvars.ContextVar[str], seen: list[Any]) -> Cal
 
 
 def _greenlet() -> object:
-    """The running greenlet (the object, kept: an id could be reused once it is freed)."""
+    """The running greenlet (the object, kept: an id could be reused once it is freed);
+    None where the greenlet backend cannot run (greenlet is not imported there)."""
+    if GREENLET_UNAVAILABLE is not None:
+        return None
     import greenlet
 
     return greenlet.getcurrent()
@@ -510,6 +522,7 @@ def test_a_thread_starts_afresh_in_every_execution(backend):
     }
 
 
+@needs_greenlet
 def test_the_greenlet_backend_runs_threads_on_reused_workers():
     """A logical thread that ended leaves its worker greenlet to the next one (a new
     greenlet's first switch costs far more than resuming a parked one): five executions

@@ -182,9 +182,29 @@ def test_the_kernel_is_what_runs_an_execution() -> None:
     assert "lockstep._cli" not in KERNEL
 
 
+OPTIONAL_EXTENSION = {
+    "lockstep._backend": [
+        "import greenlet",
+        "from lockstep._greenlet_backend import GreenletBackend",
+    ]
+}
+"""The one deliberate exception: greenlet is imported only once it is known to run here.
+On a free-threaded Python an extension that does not declare free-threading support
+turns the GIL back on for good when it is imported, so ``lockstep._backend`` asks a
+child interpreter first (``greenlet_unavailable``) and imports the greenlet backend
+inside ``make_backend``."""
+
+
+def _without_lines(nested: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {
+        module: [entry.split(": ", 1)[1] for entry in entries] for module, entries in nested.items()
+    }
+
+
 def test_no_import_inside_a_function_in_the_kernel() -> None:
-    """Every arrow of the kernel's graph is at the top of its module."""
-    assert NESTED == {}
+    """Every arrow of the kernel's graph is at the top of its module, but the optional
+    greenlet extension's (see ``OPTIONAL_EXTENSION``)."""
+    assert _without_lines(NESTED) == OPTIONAL_EXTENSION
 
 
 def test_the_kernel_import_graph_has_no_cycle() -> None:
