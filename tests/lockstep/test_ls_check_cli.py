@@ -20,7 +20,7 @@ import pytest
 from lockstep import _check as check_module
 from lockstep import _cli as cli
 from lockstep._progress import Progress, choose_mode, format_duration
-from lockstep._text import abbreviate, wrap_lines
+from lockstep._text import abbreviate, wrap_lines, wrap_tokens
 from lockstep._version import LOCKSTEP_VERSION
 from lockstep.suites import (
     EXIT_INTERRUPTED,
@@ -464,3 +464,20 @@ def test_a_usage_error_of_the_one_suite_prints_nothing_else(
     assert text == ""
     assert capsys.readouterr().err.splitlines() == ["lockstep check: --target: no such thing"]
     assert not junit.exists()
+
+
+def test_wrapping_breaks_between_words_and_splits_only_words_longer_than_a_line() -> None:
+    """A swimlane cell "start main @scenarios.py:23" in 15 columns keeps its words whole
+    (never "start main @sce" / "narios.py:23"); a word longer than the line is split
+    before a separator."""
+    assert wrap_tokens("start main @scenarios.py:23", 15) == [
+        "start main",
+        "@scenarios.py",
+        ":23",
+    ]
+    assert wrap_tokens("acquire Lock#3 @m.py:9", 15) == ["acquire Lock#3", "@m.py:9"]
+    assert wrap_tokens("x" * 30, 14) == ["x" * 14, "x" * 14, "xx"]
+    for line in wrap_lines("  " + "word " * 30 + "@a/very/long/path/to/the/module.py:12", 30).split(
+        "\n"
+    ):
+        assert len(line) <= 30
