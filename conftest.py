@@ -72,11 +72,12 @@ def _inner_runs_are_not_xdist_workers(
         monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
 
 
-LEAK_BOUND = 250_000
+LEAK_BOUND = 500_000
 """Allocated memory blocks (``sys.getallocatedblocks()``) a test may leave behind, read
-after a full collection: far above what a test's caches keep (interned ids, memoised
-verdicts: a few thousand), far below what the greenlet leak kept per test (over a
-million)."""
+after a full collection: above what the project's bounded caches keep once filled
+(interned operations, memoised verdicts: up to about 410,000 blocks, measured after
+``tests/suite/test_known_core_gaps.py``), below what the greenlet leak kept in one
+test (the runs of hundreds of executions)."""
 
 IMPORT_ALLOWANCE = 1_000_000
 """Added to the bound for a test that imported modules: a first import is no leak

@@ -45,7 +45,7 @@ def test_freezes():
 
 
 def test_keeps_what_it_made():
-    KEPT.extend([i] for i in range(400_000))
+    KEPT.extend([i] for i in range(600_000))
 
 
 def test_after_them_the_collector_is_as_before():
@@ -55,7 +55,7 @@ def test_after_them_the_collector_is_as_before():
 
 
 def test_the_guard_fails_each_test_that_changes_the_collector(pytester: pytest.Pytester) -> None:
-    """Changed thresholds, collection left off, frozen objects and 400,000 objects kept
+    """Changed thresholds, collection left off, frozen objects and 600,000 objects kept
     are each an error at that test's teardown, naming what changed; the settings are
     put back, so the next test is unaffected; a test that only makes garbage passes."""
     pytester.makeconftest(CONFTEST)
