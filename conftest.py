@@ -12,6 +12,15 @@ must apply to every test directory, whichever ones a run collects):
 ``HYPOTHESIS_PROFILE`` chooses one explicitly. Tests that state their own
 ``@settings`` keep them.
 
+Every test must leave the garbage collector as it found it (``_collector_guard``):
+the same thresholds, enabled or not, the same number of frozen objects, and no more
+than ``LEAK_BOUND`` more allocated memory blocks after a full collection. A test's cost
+must not depend on what ran before it in the same xdist worker: the core's memory-
+pressure eviction calls ``gc.collect()``, whose cost is the size of the whole process,
+and a worker that had kept every earlier exploration's runs (1.6 million objects, a
+greenlet leak) made ``stateful_tests/test_spec_machine.py`` 40 times slower than alone,
+past the timeout.
+
 Bytecode is cached during a test run even where ``PYTHONDONTWRITEBYTECODE`` is set:
 a run starts many Python processes (the xdist workers, and the ``lockstep`` CLI,
 ``lockstep check`` workers and inner pytest sessions the tests start), and without
@@ -22,8 +31,10 @@ that was a quarter of the suite's time (155 s against 120 s, the same tests). Th
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
@@ -47,9 +58,7 @@ settings.register_profile(
     derandomize=True,
     print_blob=True,
 )
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
-)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(autouse=True)
@@ -61,3 +70,65 @@ def _inner_runs_are_not_xdist_workers(
     plugins it is a worker of this one."""
     if "pytester" in request.fixturenames:
         monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+
+
+LEAK_BOUND = 500_000
+"""Allocated memory blocks (``sys.getallocatedblocks()``) a test may leave behind, read
+after a full collection: above what the project's bounded caches keep once filled
+(interned operations, memoised verdicts: up to about 410,000 blocks, measured after
+``tests/suite/test_known_core_gaps.py``), below what the greenlet leak kept in one
+test (the runs of hundreds of executions)."""
+
+IMPORT_ALLOWANCE = 1_000_000
+"""Added to the bound for a test that imported modules: a first import is no leak
+(importing torch allocates about 520,000 blocks)."""
+
+
+def _collector() -> tuple[tuple[int, ...], bool, int]:
+    return gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()
+
+
+def collector_changes(
+    before: tuple[tuple[int, ...], bool, int], after: tuple[tuple[int, ...], bool, int]
+) -> list[str]:
+    """What a test changed in the collector's settings, in words (empty: nothing)."""
+    names = ("thresholds (gc.get_threshold())", "enabled (gc.isenabled())", "frozen objects")
+    return [
+        f"{name}: {b} before, {a} after"
+        for name, b, a in zip(names, before, after, strict=True)
+        if a != b
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _collector_guard() -> Iterator[None]:
+    """Fail a test (an error at its teardown) that leaves the collector's settings changed
+    or keeps more than `LEAK_BOUND` blocks alive; the settings are put back, so the tests
+    after it run as they would have."""
+    settings_before = _collector()
+    modules = len(sys.modules)
+    blocks = sys.getallocatedblocks()
+    yield
+    settings_after = _collector()
+    problems = collector_changes(settings_before, settings_after)
+    if problems:
+        gc.unfreeze()
+        if settings_before[2]:
+            gc.freeze()
+        gc.set_threshold(*settings_before[0])
+        (gc.enable if settings_before[1] else gc.disable)()
+    bound = LEAK_BOUND + (IMPORT_ALLOWANCE if len(sys.modules) > modules else 0)
+    if sys.getallocatedblocks() - blocks > bound:
+        gc.collect()  # only here: most of the growth is usually garbage not yet collected
+        grown = sys.getallocatedblocks() - blocks
+        if grown > bound:
+            problems.append(
+                f"{grown:,} more allocated blocks after a full collection (bound {bound:,}): "
+                "something keeps what the test made"
+            )
+    if problems:
+        pytest.fail(
+            "the test left the process's garbage collector changed (the tests after it in "
+            "this worker would pay for it): " + "; ".join(problems),
+            pytrace=False,
+        )

@@ -386,10 +386,16 @@ class RunSummary:
         ]
         if saved:
             where = os.path.commonpath([os.path.dirname(p) for p in saved])
-            lines.append(
-                f"{len(saved)} failing schedule(s) with HTML timelines of this run in {where} "
-                f"({bad} cell(s) to look at, {caught} known-bug variant(s) caught as expected)"
-            )
+            if bad:
+                also = f"; {caught} known-bug variant(s) caught as expected" if caught else ""
+                lines.append(f"{bad} cell(s) to look at{also}")
+                lines.append(f"their failing schedules and HTML timelines ({len(saved)}) are in:")
+            else:
+                lines.append(
+                    f"{caught} known-bug variant(s) caught, as expected: their schedules and "
+                    f"HTML timelines ({len(saved)}) are in:"
+                )
+            lines.append(f"  {where}")
         elif bad:
             lines.append(f"{bad} cell(s) to look at (see above)")
         return lines

@@ -986,6 +986,10 @@ def _exception_name(error: BaseException) -> str:
         # Any bounded wait that gave up: our LockTimeout subclasses TimeoutError,
         # and a user's manager under `--target` may raise the builtin itself.
         return "LockTimeout"
+    if type(error) is KeyError:
+        # "not loaded", as a user's manager under `--target` may say it with the builtin
+        # (`self.models[model_id]`): the core's ModelNotFound is a KeyError too.
+        return "ModelNotFound"
     return type(error).__name__
 
 

@@ -9,7 +9,12 @@ lockstep, and checks every piece the suite relies on:
   ``capabilities``, ``patch_modules()`` returning modules, ``build(registry,
   max_size=...)`` returning a stack with the operations its capabilities need,
   ``snapshot(stack)`` returning a `Snapshot`;
-* the model protocol (README, "The model protocol"): ``add_model(id)`` calls
+* the call shapes (``docs/contract.md``, ``models_spec.contract``): every method the
+  adapter's scenarios call, in the exact shape they call it (``add_model(model_id,
+  api_key, model_id_alias)``, ...), is first checked against its signature (the
+  first mismatch is named with what the method takes), then called once on the
+  scratch stack;
+* the model protocol (README, "The model protocol"): ``add_model(id, None, None)`` calls
   the registry's factory for ``id`` once and registers the model object the
   factory returned; ``remove(id)`` calls that model's
   ``clear_cache(delete_from_disk=...)`` once and unregisters it;
@@ -29,6 +34,8 @@ from typing import Any, Final
 
 from lockstep.report import abbreviate
 from models_spec.adapter import AdapterError, ManagerAdapter, Snapshot
+from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
+from models_spec.driver import Op
 from models_spec.fakes import FakeModel, ScriptedRegistry
 
 __all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapter"]
@@ -36,6 +43,9 @@ __all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapt
 ADAPTER_DOC: Final = "README.md, section 'Check your own model manager'"
 MODEL_DOC: Final = "README.md, section 'The model protocol'"
 _PROBE_ID: Final = "lockstep-validate-model"
+_ADD: Final = f"add_model({_PROBE_ID!r}, None, None)"
+_ADD_OP: Final = Op("add", _PROBE_ID)
+_PIN_OP: Final = Op("pin", _PROBE_ID)
 
 #: The stack methods the scenarios call: always (""), and per capability.
 _METHODS: Final = {
@@ -52,7 +62,7 @@ def _check_delete_flag(label: str, stack: Any, registry: ScriptedRegistry) -> No
     manager that always deletes would wipe a persistent model cache it was told to keep.
     """
     for flag in (False, True):
-        _call(label, f"add_model({_PROBE_ID!r})", lambda: stack.add_model(_PROBE_ID), MODEL_DOC)
+        _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
         model = [m for m in registry.ghost.models if isinstance(m, FakeModel)][-1]
         call = f"remove({_PROBE_ID!r}, delete_from_disk={flag})"
         _call(
@@ -158,7 +168,12 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
             f"snapshot(stack) of a fresh stack shows registered ids "
             f"{abbreviate(repr(sorted(before.registered)))}; build() must start empty",
         )
-    _call(label, f"add_model({_PROBE_ID!r})", lambda: stack.add_model(_PROBE_ID), MODEL_DOC)
+    calls = _needed_calls(adapter, stack)
+    for call in calls:
+        mismatch = shape_mismatch(stack, call)
+        if mismatch is not None:
+            raise _fail(label, mismatch, call.doc)
+    _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
     constructed = [m for m in registry.ghost.models if isinstance(m, FakeModel)]
     if len(constructed) != 1:
         raise _fail(
@@ -182,6 +197,7 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
     keys = _call(label, "keys()", lambda: list(stack.keys()))
     if _PROBE_ID not in keys:
         raise _fail(label, f"keys() does not list {_PROBE_ID!r} after add_model", MODEL_DOC)
+    _exercise(label, stack, calls)
     _call(label, f"remove({_PROBE_ID!r})", lambda: stack.remove(_PROBE_ID), MODEL_DOC)
     if model.clear_calls != 1:
         raise _fail(
@@ -198,3 +214,59 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
             MODEL_DOC,
         )
     _check_delete_flag(label, stack, registry)
+    if CALLS["clear"] in calls:
+        _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
+        _call(label, "clear()", stack.clear, CALLS["clear"].doc)
+
+
+def _needed_calls(adapter: ManagerAdapter, stack: Any) -> tuple[Call, ...]:
+    """The calls the default scenarios this adapter runs make (a final ``clear()`` only
+    where the stack has one, as the scenarios do)."""
+    from models_spec.scenarios import default_scenarios  # noqa: PLC0415 - imports the catalogue
+
+    ops: list[Any] = []
+    for scenario in default_scenarios().values():
+        if not scenario.supported_by(adapter):
+            continue
+        ops.extend(op for _, thread in scenario.threads for op in thread)
+        ops.extend(scenario.final)
+        if scenario.setup.preload:
+            ops.append(_ADD_OP)
+        if scenario.setup.pins:
+            ops.append(_PIN_OP)
+    calls = calls_for(ops)
+    if not callable(getattr(stack, "clear", None)):
+        calls = tuple(call for call in calls if call != CALLS["clear"])
+    return calls
+
+
+def _exercise(label: str, stack: Any, calls: Sequence[Call]) -> None:
+    """Call each of ``calls`` once in its exact shape, with the probe model loaded (the
+    removes, the adds and ``clear()`` are made by the rest of the validation)."""
+    pid = _PROBE_ID
+    actions: dict[Call, Callable[[], Any]] = {
+        CALLS["getitem"]: lambda: stack[pid],
+        CALLS["contains"]: lambda: pid in stack,
+        CALLS["len"]: lambda: len(stack),
+        CALLS["keys"]: lambda: list(stack.keys()),
+        CALLS["lru"]: lambda: list(stack.lru_order()),
+        CALLS["refresh"]: lambda: stack.refresh(pid),
+        CALLS["describe"]: lambda: stack.describe_models(),  # noqa: PLW0108 - looked up late
+        CALLS["pin"]: lambda: stack.pin_model(pid),
+        CALLS["unpin"]: lambda: stack.unpin_model(pid),
+        CALLS["pinned add"]: lambda: stack.add_model(pid, None, None, pin=True),
+        CALLS["lease"]: lambda: _enter_exit(stack.lease(pid)),
+        CALLS["acquire"]: lambda: _enter_exit(stack.acquire(pid, None, None)),
+    }
+    for call in calls:
+        action = actions.get(call)
+        if action is not None:
+            shown = call.shape.replace("model_id_alias", "None").replace("api_key", "None")
+            _call(label, shown.replace("model_id", repr(pid)), action, call.doc)
+    if CALLS["pinned add"] in calls and callable(getattr(stack, "unpin_model", None)):
+        stack.unpin_model(pid)
+
+
+def _enter_exit(manager: Any) -> None:
+    with manager:
+        pass

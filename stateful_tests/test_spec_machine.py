@@ -17,9 +17,12 @@ and without waiting.
 from __future__ import annotations
 
 import contextlib
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import event, note, settings
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -396,6 +399,26 @@ class SpecMachine(RuleBasedStateMachine):
 
 
 TestSpecMachine = SpecMachine.TestCase
+
+
+@pytest.fixture(autouse=True)
+def _collections_walk_only_this_tests_objects() -> Iterator[None]:
+    """Freeze what the process holds while the machine runs (as an exploration does,
+    ``lockstep._gc``). The stacks with a memory probe evict under pressure, and every
+    eviction round calls ``gc.collect()``: a few hundred full collections a run, 75% of
+    its CPU even in a fresh process, each one as long as the whole process is big. In
+    an xdist worker that has run other tests that made the machine's time depend on
+    them; frozen, a collection walks only what this test made."""
+    if gc.get_freeze_count():  # someone else's freeze: leave it alone
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 # Four stacks and the spec per step make an example costly: the ci profile's
 # 200 examples x 30 steps ran past two minutes on 2 cores, so this machine
 # states its own budget (derandomized under ci like everything else).

@@ -100,11 +100,21 @@ def writable_directory(path: Path, flag: str = "--output-dir") -> Path:
 
 
 def writable_file(path: Path, flag: str) -> Path:
-    """``path`` (absolute) if a file can be written there; else CheckUsageError."""
+    """``path`` (absolute) if a file can be written there; else CheckUsageError.
+
+    Its directory must exist already: only ``--output-dir`` is created (a misspelt
+    directory of a CI file would otherwise appear silently, somewhere unexpected).
+    """
     shown = abbreviate(str(path))
     if path.is_dir():
         raise CheckUsageError(f"{flag} {shown} is a directory; give a file name")
-    writable_directory(path.parent if str(path.parent) else Path("."), f"{flag} {shown}: its")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise CheckUsageError(
+            f"{flag} {shown}: directory {abbreviate(str(parent))} does not exist; create it "
+            "first, or write the file under --output-dir"
+        )
+    writable_directory(parent, f"{flag} {shown}: its")
     return path.resolve()
 
 
@@ -225,7 +235,8 @@ def _run_suites(
             )
             code = max(code, EXIT_USAGE)
             continue
-        if not options.quiet:
+        headers = not options.quiet and len(loaded) > 1  # one suite needs no heading
+        if headers:
             print(f"== suite {entry.name} ==", file=out, flush=True)
         collector.current = entry.name
         suite_code = entry.suite.run(options)
@@ -233,7 +244,7 @@ def _run_suites(
         collector.codes[entry.name] = suite_code
         if suite_code == EXIT_INTERRUPTED:
             return EXIT_INTERRUPTED, True
-        if not options.quiet:
+        if headers:
             print(f"== suite {entry.name}: exit {suite_code} ==", file=out, flush=True)
         known = suite_code in (EXIT_OK, EXIT_FAILURE, EXIT_USAGE)
         code = max(code, suite_code if known else EXIT_FAILURE)
@@ -287,6 +298,8 @@ def run_check(
         code = EXIT_INTERRUPTED
         print("lockstep check: interrupted; the cases finished so far are reported", file=err)
     elapsed = time.monotonic() - started
+    if code == EXIT_USAGE and not collector.results:
+        return code  # nothing ran: the one line on stderr says why; no CI files
     if junit is not None:
         _atomic_write(junit, junit_xml(collector.results, properties=_properties(options)))
         print(f"JUnit XML: {junit}", file=out)

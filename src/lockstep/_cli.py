@@ -24,7 +24,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from lockstep._backend import BACKEND_NAMES
 from lockstep._backend import ENV_VAR as BACKEND_ENV_VAR
@@ -509,9 +509,16 @@ def _add_stall(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line (no usage block) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lockstep",
         description="Deterministic scheduling for threaded Python code: run code with one "
         "thread at a time, explore and replay the interleavings, check suites.",

@@ -110,6 +110,8 @@ class _Carrier:
         self.hub: Any = None
         #: Workers between two logical threads, parked in the hub's switch (carrier only).
         self.idle: list[_Worker] = []
+        #: Every worker made here (ended with the carrier, on its thread).
+        self.workers: list[_Worker] = []
         self.thread = _real_threading.Thread(
             target=self._loop, name="lockstep-carrier", daemon=True
         )
@@ -154,9 +156,19 @@ class _Carrier:
             # controller has retired this carrier already.
             self.retired = True
         finally:
-            # Dropped here, on their own OS thread: greenlet ends each parked worker
-            # (GreenletExit at its park) instead of leaking it with a dead thread.
+            # Ended here, on their own OS thread. Dropping the pool is not enough: a
+            # parked worker is still referenced by the last logical thread it ran
+            # (``lt.context``), which the caller's result may keep, so it would be freed
+            # later, on another thread, after this one is gone; greenlet cannot unwind a
+            # greenlet of a dead thread and leaks it with its stack, which holds that
+            # run (every exploration leaked its runs that way: hundreds of thousands of
+            # objects a test, which every later full collection walked).
             self.idle.clear()
+            for worker in self.workers:
+                if not worker.dead:
+                    with contextlib.suppress(greenlet.GreenletExit):
+                        worker.throw(greenlet.GreenletExit)
+            self.workers.clear()
 
     def execute(self, run: Run) -> None:
         """Run ``run`` on this (the hub's) greenlet, then tear it down."""
@@ -221,6 +233,7 @@ class _Carrier:
                 break
         else:
             worker = _Worker(self)
+            self.workers.append(worker)
         worker.job = (run, lt)
         return worker
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 import textwrap
 from typing import Final
 
-__all__ = ["DEFAULT_LIMIT", "TEXT_WIDTH", "abbreviate", "abbreviate_repr", "wrap_lines"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "TEXT_WIDTH",
+    "abbreviate",
+    "abbreviate_repr",
+    "wrap_lines",
+    "wrap_tokens",
+]
 
 #: Characters of one value shown in a message before it is abbreviated.
 DEFAULT_LIMIT: Final = 80
@@ -51,14 +58,40 @@ def wrap_lines(text: str, width: int = TEXT_WIDTH) -> str:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        pieces = textwrap.wrap(
-            line.strip(),
-            width=width,
-            initial_indent=indent,
-            subsequent_indent=indent + "    ",
-            break_long_words=True,
-            break_on_hyphens=False,
-            drop_whitespace=True,
+        pieces = wrap_tokens(
+            line.strip(), width, initial_indent=indent, subsequent_indent=indent + "    "
         )
         out.extend(pieces or [line[:width]])
     return "\n".join(out)
+
+
+_BREAKS = "/.:@_"
+"""Where a token longer than a whole line is split (before the last one that fits)."""
+
+
+def wrap_tokens(
+    text: str, width: int, *, initial_indent: str = "", subsequent_indent: str = ""
+) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken between words only: a word
+    that fits on a line of its own is never split ("start main @scenarios.py:23" in 15
+    columns is "start main" / "@scenarios.py" / ":23", never "start main @sce"). A word longer
+    than a whole line is split before its last ``/ . : @ _`` that fits, else at the width."""
+    lines = textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    out: list[str] = []
+    for line in lines:
+        rest = line
+        while len(rest) > width:
+            cut = max(rest.rfind(c, 0, width) for c in _BREAKS)
+            if cut <= len(subsequent_indent):
+                cut = width
+            out.append(rest[:cut])
+            rest = subsequent_indent + rest[cut:]
+        out.append(rest)
+    return out

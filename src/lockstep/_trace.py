@@ -8,14 +8,13 @@ thread; ``to_rows()`` gives plain dicts for the HTML timeline (``lockstep._html`
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 import attrs
 
 from lockstep._schedule import Choice
-from lockstep._text import TEXT_WIDTH, abbreviate, wrap_lines
+from lockstep._text import TEXT_WIDTH, abbreviate, wrap_lines, wrap_tokens
 
 __all__ = ["LazySteps", "OpDescriptor", "PrimitiveId", "StepRecord", "Trace"]
 
@@ -291,7 +290,7 @@ def _fixed_lanes(
 def _chunks(text: str, width: int) -> list[str]:
     """``text`` in pieces of at most ``width`` (at spaces where possible), abbreviated."""
     text = abbreviate(text, max(6 * width, 200))
-    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return wrap_tokens(text, width) or [""]
 
 
 def _wrapped_lanes(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 from lockstep import _check as check_module
 from lockstep import _cli as cli
 from lockstep._progress import Progress, choose_mode, format_duration
-from lockstep._text import abbreviate, wrap_lines
+from lockstep._text import abbreviate, wrap_lines, wrap_tokens
 from lockstep._version import LOCKSTEP_VERSION
 from lockstep.suites import (
     EXIT_INTERRUPTED,
@@ -400,3 +401,83 @@ def test_a_huge_label_is_abbreviated_in_the_swimlanes() -> None:
     text = _lanes(2, "y" * 100_000)
     assert len(text.splitlines()) < 80
     assert "characters)" in "".join(text.split())
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["check", "--targt", "mymgr:Adapter"], "unrecognized arguments: --targt"),
+        (["check", "--budget", "many"], "argument --budget"),
+        (["chekc"], "invalid choice: 'chekc'"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A misspelt option, a bad value or command: one line naming it (no usage block)."""
+    code, text = run_cli(*argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert text == ""
+    assert len(err.splitlines()) == 1, err
+    assert says in err
+    assert err.rstrip().endswith("--help)")
+
+
+def test_an_output_file_in_a_missing_directory_is_refused_and_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--junit-xml /missing/dir/x.xml` is one line and exit 2; no directory appears (only
+    --output-dir is created)."""
+    missing = tmp_path / "missing" / "dir"
+    for flag in ("--junit-xml", "--json"):
+        code, text = run_cli(
+            "check", "--output-dir", str(tmp_path / "report"), flag, str(missing / "x")
+        )
+        err = capsys.readouterr().err
+        assert code == 2
+        assert text == ""
+        assert err.splitlines() == [
+            f"lockstep check: error: {flag} {missing / 'x'}: directory {missing} does not "
+            "exist; create it first, or write the file under --output-dir"
+        ]
+        assert not (tmp_path / "missing").exists()
+
+
+def test_a_usage_error_of_the_one_suite_prints_nothing_else(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One registered suite refusing its input (exit 2, nothing ran): no suite heading,
+    no CI files, only the suite's own line."""
+
+    class _Refuses:
+        def run(self, options: SuiteOptions) -> int:
+            print("lockstep check: --target: no such thing", file=sys.stderr)
+            return 2
+
+    monkeypatch.setattr(
+        check_module, "discover_suites", lambda: [LoadedSuite("a", "m:A", _Refuses(), None)]
+    )
+    junit = tmp_path / "j.xml"
+    code, text = run_cli("check", "--output-dir", str(tmp_path), "--junit-xml", str(junit))
+    assert code == 2
+    assert text == ""
+    assert capsys.readouterr().err.splitlines() == ["lockstep check: --target: no such thing"]
+    assert not junit.exists()
+
+
+def test_wrapping_breaks_between_words_and_splits_only_words_longer_than_a_line() -> None:
+    """A swimlane cell "start main @scenarios.py:23" in 15 columns keeps its words whole
+    (never "start main @sce" / "narios.py:23"); a word longer than the line is split
+    before a separator."""
+    assert wrap_tokens("start main @scenarios.py:23", 15) == [
+        "start main",
+        "@scenarios.py",
+        ":23",
+    ]
+    assert wrap_tokens("acquire Lock#3 @m.py:9", 15) == ["acquire Lock#3", "@m.py:9"]
+    assert wrap_tokens("x" * 30, 14) == ["x" * 14, "x" * 14, "xx"]
+    for line in wrap_lines("  " + "word " * 30 + "@a/very/long/path/to/the/module.py:12", 30).split(
+        "\n"
+    ):
+        assert len(line) <= 30

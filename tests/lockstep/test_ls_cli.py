@@ -466,3 +466,12 @@ def test_a_script_run_from_elsewhere_records_a_schedule_that_replays_anywhere(tm
     replayed = _run_command(command)  # from this test's directory
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "data race on Counter#1.n" in replayed.stdout
+
+
+def test_the_readme_explore_command_is_one_the_cli_accepts():
+    """The README's three lines on `lockstep explore` show a command that parses."""
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("`lockstep explore ")
+    command = readme[start + 1 : readme.index("`", start + 1)]
+    args = cli.build_parser().parse_args(command.split()[1:])
+    assert (args.command, args.strategy, args.budget) == ("explore", "pct", 500)

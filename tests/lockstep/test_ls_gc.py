@@ -10,6 +10,7 @@ import pytest
 
 import lockstep
 from lockstep._gc import EXPLORE_THRESHOLD, fewer_collections
+from lockstep._runtime import current_logical_thread
 
 
 @pytest.fixture
@@ -107,3 +108,27 @@ def test_a_threshold_the_code_inside_sets_is_kept(collector):
         assert gc.get_threshold() == (EXPLORE_THRESHOLD, 10, 10)
         gc.set_threshold(1234, 5, 5)
     assert gc.get_threshold() == (1234, 5, 5)
+
+
+def test_an_exploration_keeps_nothing_of_its_executions_on_the_greenlet_backend():
+    """Once explore() returns and its result is dropped, what the executions' threads
+    held is collectable: the carrier ends its workers on their own OS thread (a parked
+    worker freed later, from another thread, was leaked by greenlet with its stack and
+    the run it held)."""
+    held = []
+
+    def scenario():
+        held.append(weakref.ref(current_logical_thread().run))
+        threads = [lockstep.spawn(lambda: None) for _ in range(2)]
+        for thread in threads:
+            thread.join()
+
+    for seed in range(3):
+        result = lockstep.explore(
+            scenario, strategy=lockstep.RandomStrategy(seed=seed), budget=2, backend="greenlet"
+        )
+        assert result.failure is None
+    del result
+    gc.collect()
+    assert len(held) == 6
+    assert [ref for ref in held if ref() is not None] == []

@@ -245,11 +245,13 @@ def test_step_with_lockstep_unknown_sentinel() -> None:
 
 
 def test_encode_outcome() -> None:
-    """Real results encode to the spec's outputs, groups by sorted member names."""
+    """Real results encode to the spec's outputs, groups by sorted member names; a plain
+    KeyError is "not loaded" (ModelNotFound), as a user's ``self.models[id]`` raises it."""
     assert encode_outcome(3) == ("ok", 3)
-    assert encode_outcome(error=KeyError("x")) == ("raise", "KeyError")
+    assert encode_outcome(error=KeyError("x")) == ("raise", "ModelNotFound")
+    assert encode_outcome(error=LookupError("x")) == ("raise", "LookupError")
     group = ExceptionGroup("g", [ValueError(), KeyError()])
-    assert encode_outcome(error=group) == ("raise", "ExceptionGroup(KeyError,ValueError)")
+    assert encode_outcome(error=group) == ("raise", "ExceptionGroup(ModelNotFound,ValueError)")
 
 
 def test_scripted_failures_match_the_fakes_attempt_numbering() -> None:

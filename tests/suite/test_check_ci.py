@@ -95,18 +95,27 @@ def test_a_wrong_target_is_one_line_and_exit_2(project: Path, target: str, says:
             "model",
         ),
         ("BadModules", "patch_modules() must return a list of modules", "adapter"),
+        (
+            "TwoArgumentAdd",
+            "your `add_model` takes (model_id, api_key); the scenarios call "
+            "add_model(model_id, api_key, model_id_alias) (see docs/contract.md#add_model)",
+            "contract",
+        ),
     ],
 )
 def test_the_adapter_and_model_protocol_are_validated_before_any_search(
     project: Path, adapter: str, says: str, section: str
 ) -> None:
-    """One sequential add/remove through the adapter runs first; a missing piece is
-    named with the README section that describes it, exit 2, no cell runs."""
+    """One sequential add/remove through the adapter runs first, every call in the shape
+    the scenarios make it; a missing piece or a signature that cannot take a shape is
+    one line naming the section that describes it, exit 2, no cell runs."""
     proc = lockstep("check", "--target", f"mymgr:{adapter}", *FAST, cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert says in proc.stderr
-    heading = "Check your own model manager" if section == "adapter" else "The model protocol"
-    assert f"README.md, section '{heading}'" in proc.stderr
+    if section != "contract":
+        heading = "Check your own model manager" if section == "adapter" else "The model protocol"
+        assert f"README.md, section '{heading}'" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "failed validation before any search" in proc.stderr
     assert "scenario" not in proc.stdout  # no table: nothing was explored
 

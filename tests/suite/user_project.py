@@ -180,6 +180,24 @@ class AlwaysDeletes(Adapter):
     options = {"keep_files": False}
 
 
+class TwoArgumentAdd(Adapter):
+    """A manager whose add_model takes no alias: the scenarios pass one positionally."""
+
+    name = "my-two-argument-manager"
+    capabilities = frozenset()
+
+    def build(self, registry, *, max_size, memory_probe=None, lock_timeout=60.0,
+              queue_lock_timeout=5.0):
+        manager = Manager(registry, lock_timeout=lock_timeout)
+        full = manager.add_model
+
+        def add_model(model_id, api_key=None):
+            full(model_id, api_key)
+
+        manager.add_model = add_model
+        return manager
+
+
 class ReadLocked(Adapter):
     """Correct: a read lock besides the manager's lock, made by the patched module."""
 

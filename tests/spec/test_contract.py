@@ -1,0 +1,196 @@
+"""The call shapes of docs/contract.md are the ones the driver makes, and checked first."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from models_spec.adapter import Snapshot
+from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
+from models_spec.driver import OP_KINDS, Driver, Op
+from models_spec.fakes import Script, ScriptedRegistry
+from models_spec.spec import encode_outcome
+from models_spec.validate import AdapterValidationError, validate_adapter
+
+
+class _Model:
+    token = "m#1"
+    torn_down = False
+
+    def infer(self) -> None:
+        pass
+
+
+class _Recording:
+    """A stack that records every call as (method, number of positional args, kwargs)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, tuple[str, ...]]] = []
+
+    def _note(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.calls.append((method, len(args), tuple(sorted(kwargs))))
+
+    def __getattr__(self, method: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            self._note(method, args, kwargs)
+            if method in ("lease", "acquire"):
+                return self._held()
+            return [] if method in ("keys", "lru_order") else None
+
+        return record
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[_Model]:
+        yield _Model()
+
+    def __getitem__(self, *args: Any) -> _Model:
+        self._note("__getitem__", args, {})
+        return _Model()
+
+    def __contains__(self, *args: Any) -> bool:
+        self._note("__contains__", args, {})
+        return False
+
+    def __len__(self) -> int:
+        self._note("__len__", (), {})
+        return 0
+
+
+class _RecordingAdapter:
+    name = "recording"
+    capabilities = frozenset({"lru", "pins", "leases", "aliases", "refresh"})
+
+
+def _op(kind: str) -> Op:
+    if kind in ("clear", "describe", "keys", "len", "lru"):
+        return Op(kind)
+    return Op(kind, "a")
+
+
+def _matches(call: Call, recorded: tuple[str, int, tuple[str, ...]]) -> bool:
+    return recorded == (call.method, len(call.args), tuple(sorted(call.kwargs)))
+
+
+@pytest.mark.parametrize("op", [*(_op(k) for k in sorted(OP_KINDS)), Op("add", "a", pin=True)])
+def test_the_driver_makes_exactly_the_documented_call(op: Op) -> None:
+    """Each op kind reaches the stack as the call `models_spec.contract.CALLS` states
+    (same method, same number of positional arguments, same keywords)."""
+    stack = _Recording()
+    registry = ScriptedRegistry(Script())
+    driver = Driver(_RecordingAdapter(), stack, registry.ghost, registry.script, bound=2)
+    with contextlib.suppress(AssertionError):  # postconditions on a stack that does nothing
+        driver._call(op, "T")
+    call = CALLS["pinned add" if op.pin else op.kind]
+    assert len(stack.calls) == 1, stack.calls
+    assert _matches(call, stack.calls[0]), (call, stack.calls)
+
+
+def test_calls_for_names_the_shapes_of_a_scenario() -> None:
+    """Pinned adds, ops inside a lease, and the model protocol's remove are all listed."""
+    ops = [Op("add", "a", pin=True), Op("lease", "a", inside=(Op("refresh", "b"),))]
+    assert calls_for(ops) == (
+        CALLS["pinned add"],
+        CALLS["remove keeping files"],
+        CALLS["refresh"],
+        CALLS["lease"],
+    )
+
+
+class _TwoArgs:
+    def add_model(self, model_id: str, api_key: str | None = None) -> None:
+        pass
+
+
+class _KeywordAlias:
+    def add_model(self, model_id: str, *, api_key: str | None = None, alias: Any = None) -> None:
+        pass
+
+
+class _Flexible:
+    def add_model(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def test_a_signature_that_cannot_take_the_shape_is_named() -> None:
+    """The message says what the method takes and how the scenarios call it."""
+    assert shape_mismatch(_TwoArgs(), CALLS["add"]) == (
+        "your `add_model` takes (model_id, api_key); the scenarios call "
+        "add_model(model_id, api_key, model_id_alias)"
+    )
+    assert shape_mismatch(_KeywordAlias(), CALLS["add"]) == (
+        "your `add_model` takes (model_id, api_key (keyword only), alias (keyword only)); "
+        "the scenarios call add_model(model_id, api_key, model_id_alias)"
+    )
+    assert shape_mismatch(_Flexible(), CALLS["pinned add"]) is None
+    assert shape_mismatch(_TwoArgs(), CALLS["lru"]) == (
+        "your stack (_TwoArgs) has no `lru_order`; the scenarios call lru_order()"
+    )
+    assert CALLS["add"].doc == "docs/contract.md#add_model"
+
+
+class _Manager:
+    """Correct except for the shape of `add_model` (a subclass changes it)."""
+
+    def __init__(self, registry: ScriptedRegistry) -> None:
+        self.registry = registry
+        self.models: dict[str, Any] = {}
+
+    def add_model(self, model_id: str, api_key: Any = None, alias: Any = None) -> None:
+        if model_id not in self.models:
+            self.models[model_id] = self.registry.get_model(model_id)(model_id=model_id)
+
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        model = self.models.pop(model_id, None)
+        if model is not None:
+            model.clear_cache(delete_from_disk=delete_from_disk)
+
+    def keys(self) -> list[str]:
+        return list(self.models)
+
+    def __getitem__(self, model_id: str) -> Any:
+        return self.models[model_id]
+
+
+class _NoAliasManager(_Manager):
+    def add_model(self, model_id: str, api_key: Any = None) -> None:  # type: ignore[override]
+        super().add_model(model_id, api_key)
+
+
+class _Adapter:
+    name = "mine"
+    capabilities: frozenset[str] = frozenset()
+    manager: type[_Manager] = _Manager
+
+    def build(self, registry: ScriptedRegistry, **options: Any) -> _Manager:
+        return self.manager(registry)
+
+    def snapshot(self, stack: _Manager) -> Snapshot:
+        return Snapshot(registered=dict(stack.models))
+
+    def patch_modules(self) -> list[Any]:
+        return []
+
+
+class _NoAliasAdapter(_Adapter):
+    manager = _NoAliasManager
+
+
+def test_validation_refuses_an_add_model_without_the_alias_argument() -> None:
+    """Even a manager that declares no "aliases" is called add_model(id, None, None): the
+    validation names the mismatch before any search (else every scenario fails, I8)."""
+    validate_adapter(_Adapter(), "mine:Adapter")
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_NoAliasAdapter(), "mine:NoAliasAdapter")
+    assert str(caught.value) == (
+        "mine:NoAliasAdapter failed validation before any search: your `add_model` takes "
+        "(model_id, api_key); the scenarios call add_model(model_id, api_key, model_id_alias) "
+        "(see docs/contract.md#add_model)"
+    )
+
+
+def test_a_builtin_key_error_means_not_loaded() -> None:
+    """`self.models[model_id]` in a user's manager answers as the core's ModelNotFound."""
+    assert encode_outcome(error=KeyError("a")) == ("raise", "ModelNotFound")
