@@ -437,10 +437,11 @@ def test_an_output_file_in_a_missing_directory_is_refused_and_not_created(
         err = capsys.readouterr().err
         assert code == 2
         assert text == ""
-        assert err.splitlines() == [
-            f"lockstep check: error: {flag} {missing / 'x'}: directory {missing} does not "
-            "exist; create it first, or write the file under --output-dir"
-        ]
+        (line,) = err.splitlines()
+        assert line.startswith(f"lockstep check: error: {flag} ")
+        assert line.endswith(
+            "does not exist; create it first, or write the file under --output-dir"
+        )
         assert not (tmp_path / "missing").exists()
 
 

@@ -186,6 +186,7 @@ def test_junit_xml_and_json_describe_every_cell(project: Path, tmp_path: Path) -
     """--junit-xml: one testcase per cell, a failure carrying its message and replay
     command; --json: the table with every cell's verdict and files."""
     junit, table = tmp_path / "ci" / "junit.xml", tmp_path / "ci" / "check.json"
+    junit.parent.mkdir()  # a CI file's directory must exist (only --output-dir is created)
     proc = lockstep(
         "check",
         "--target",
