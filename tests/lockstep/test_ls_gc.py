@@ -7,6 +7,7 @@ import gc
 import weakref
 
 import pytest
+from ls_helpers import needs_greenlet
 
 import lockstep
 from lockstep._gc import EXPLORE_THRESHOLD, fewer_collections
@@ -110,6 +111,7 @@ def test_a_threshold_the_code_inside_sets_is_kept(collector):
     assert gc.get_threshold() == (1234, 5, 5)
 
 
+@needs_greenlet
 def test_an_exploration_keeps_nothing_of_its_executions_on_the_greenlet_backend():
     """Once explore() returns and its result is dropped, what the executions' threads
     held is collectable: the carrier ends its workers on their own OS thread (a parked

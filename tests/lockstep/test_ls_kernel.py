@@ -23,7 +23,6 @@ module the kernel imports is held to the same rules.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -38,19 +37,24 @@ from lockstep._schedule import Choice, Schedule
 from lockstep.strategies import ExecutionOutcome, StepContext
 
 ROOT = "lockstep._execution"
+PACKAGE = Path(lockstep.__file__).parent
 
 
 def _source(module: str) -> Path | None:
-    """The source file of lockstep module ``module`` (None: not a lockstep module)."""
-    if module.split(".", maxsplit=1)[0] != "lockstep":
+    """The source file of lockstep module ``module`` (None: not a lockstep module, or a
+    name inside one, such as ``lockstep.errors.InvalidArgument``).
+
+    Found by path, never by importing: ``importlib.util.find_spec`` of a dotted name
+    imports its parent, and importing ``lockstep._greenlet_backend`` on a free-threaded
+    Python would turn the GIL back on for the whole test process."""
+    parts = module.split(".")
+    if parts[0] != "lockstep":
         return None
-    try:
-        spec = importlib.util.find_spec(module)
-    except ImportError:  # a name inside a module (lockstep.errors.InvalidArgument)
-        return None
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
+    base = PACKAGE.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _is_type_checking(node: ast.AST) -> bool:
