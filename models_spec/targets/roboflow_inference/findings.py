@@ -70,6 +70,7 @@ FINDINGS: Final[Mapping[tuple[str, str, str], Finding]] = {
     (_STACK, "B3-dispose-after-release", "I4"): _DUPLICATE,
     (_STACK, "B7-duplicate-lru-entries", "I4"): _DUPLICATE,
     (_STACK, "B8-failure-erases-concurrent-success", "I4"): _DUPLICATE,
+    (_STACK, "B24-room-taken-admitted-over", "I4"): _DUPLICATE,
     (_MANAGER, "B1-remove-add-generation-split", "I2"): Finding(
         "B1",
         "R holds X's lock L1 and removes X; W waits on L1; R deletes the entry while holding "
