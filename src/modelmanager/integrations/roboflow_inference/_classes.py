@@ -128,6 +128,59 @@ def _note_model_id(resolved_id: str) -> None:
         collector.add(resolved_id)
 
 
+@attrs.frozen
+class _Extra:
+    """The upstream ``add_model`` arguments after ``endpoint_type``, passed along as one."""
+
+    countinference: bool | None
+    service_secret: str | None
+    required_capabilities: list[str] | None
+    output_type: str
+
+
+def _add(  # noqa: PLR0917 - upstream's arguments, passed along
+    core: Any,
+    owner: Any,
+    auth_module: Any,
+    model_id: str,
+    api_key: str | None,
+    model_id_alias: str | None,
+    endpoint_type: Any,
+    extra: _Extra,
+) -> None:
+    """One upstream ``add_model`` call: authorised with ``auth_module``'s settings and
+    checker, its request metadata recorded on ``owner`` (the manager that answers
+    requests), then loaded (or hit) through the core layer ``core``."""
+    if endpoint_type is None:
+        endpoint_type = upstream_base.ModelEndpointType.ORT
+    _authorize(
+        auth_module,
+        model_id,
+        api_key,
+        endpoint_type=endpoint_type,
+        countinference=extra.countinference,
+        service_secret=extra.service_secret,
+    )
+    registry_id = model_id if model_id_alias is None else model_id_alias
+    resolved_id = _cache_key(registry_id, extra.required_capabilities, extra.output_type)
+    _note_model_id(resolved_id)
+    owner.record_request_metadata(
+        model_id=resolved_id, original_model_id=model_id, model_id_alias=model_id_alias
+    )
+    load = _LoadArgs(
+        registry_id,
+        model_id_alias,
+        extra.countinference,
+        extra.service_secret,
+        extra.required_capabilities,
+        extra.output_type,
+    )
+    with _translated():
+        core.add_model(
+            model_id, api_key, None if resolved_id == model_id else resolved_id, load=load
+        )
+
+
 # -------------------------------------------------------------------- leases
 
 _MISSING: Final = object()
@@ -309,34 +362,16 @@ class ModelManager(UPSTREAM_MANAGER):
         output_type: str = "feature_vector",
     ) -> None:
         """Load ``model_id`` under its key unless it is loaded (upstream's contract)."""
-        if endpoint_type is None:
-            endpoint_type = upstream_base.ModelEndpointType.ORT
-        _authorize(
+        _add(
+            self.core,
+            self,
             upstream_base,
             model_id,
             api_key,
-            endpoint_type=endpoint_type,
-            countinference=countinference,
-            service_secret=service_secret,
-        )
-        registry_id = model_id if model_id_alias is None else model_id_alias
-        resolved_id = _cache_key(registry_id, required_capabilities, output_type)
-        self.record_request_metadata(
-            model_id=resolved_id, original_model_id=model_id, model_id_alias=model_id_alias
-        )
-        _note_model_id(resolved_id)
-        load = _LoadArgs(
-            registry_id,
             model_id_alias,
-            countinference,
-            service_secret,
-            required_capabilities,
-            output_type,
+            endpoint_type,
+            _Extra(countinference, service_secret, required_capabilities, output_type),
         )
-        with _translated():
-            self.core.add_model(
-                model_id, api_key, None if resolved_id == model_id else resolved_id, load=load
-            )
 
     def record_request_metadata(
         self,
@@ -736,35 +771,17 @@ class WithFixedSizeCache(ModelManagerDecorator):
         output_type: str = "feature_vector",
     ) -> None:
         """Load (or hit) ``model_id`` and make it the most recently used; evicts for room."""
-        if endpoint_type is None:
-            endpoint_type = upstream_base.ModelEndpointType.ORT
-        _authorize(
-            upstream_cache,
-            model_id,
-            api_key,
-            endpoint_type=endpoint_type,
-            countinference=countinference,
-            service_secret=service_secret,
-        )
-        registry_id = model_id if model_id_alias is None else model_id_alias
-        resolved_id = _cache_key(registry_id, required_capabilities, output_type)
-        _note_model_id(resolved_id)
-        self.model_manager.record_request_metadata(
-            model_id=resolved_id, original_model_id=model_id, model_id_alias=model_id_alias
-        )
-        load = _LoadArgs(
-            registry_id,
-            model_id_alias,
-            countinference,
-            service_secret,
-            required_capabilities,
-            output_type,
-        )
         try:
-            with _translated():
-                self.core.add_model(
-                    model_id, api_key, None if resolved_id == model_id else resolved_id, load=load
-                )
+            _add(
+                self.core,
+                self.model_manager,
+                upstream_cache,
+                model_id,
+                api_key,
+                model_id_alias,
+                endpoint_type,
+                _Extra(countinference, service_secret, required_capabilities, output_type),
+            )
         finally:
             _reclaim(collect=True)
 
