@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import plan_jobs, run_job
+from models_spec._check.suite import plan_jobs, run_job
 
 DEFAULT_CELLS = (
     "random-1@core-depth0",

@@ -142,7 +142,7 @@ class ManagerAdapter(Protocol):
     * optionally `watched(stack) -> Iterable[object]`: the objects whose
       attributes are the stack's shared state, watched in every execution so
       data races on them are failures (default: the stack's own objects,
-      found by `models_spec.watching.default_watched`; return ``()`` to
+      found by `models_spec._harness.watching.default_watched`; return ``()`` to
       watch nothing). Intended lock-free reads are declared by the
       implementation in a ``__benign_races__`` class attribute;
     * optionally `inert_control() -> str`, for a *control* (an implementation

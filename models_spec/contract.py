@@ -1,8 +1,8 @@
 """The calls the scenarios make on a stack, in the exact shapes they make them.
 
 ``docs/contract.md`` states the manager contract in prose; this module is its
-machine-readable half: one `Call` per shape the driver (``models_spec.driver``)
-uses, keyed by the `driver.Op` kind it serves. ``models_spec.validate`` calls
+machine-readable half: one `Call` per shape the driver (``models_spec._harness.driver``)
+uses, keyed by the `driver.Op` kind it serves. ``models_spec._harness.validate`` calls
 every shape an adapter's scenarios need on a scratch stack before any search,
 and `shape_mismatch` names the first method whose signature cannot take its
 shape ("your `add_model` takes (model_id, api_key); the scenarios call

@@ -32,9 +32,9 @@ from typing import Final, TextIO
 
 import attrs
 
-from models_spec.check import CheckOutcome, explore_scenario
+from models_spec._check.check import CheckOutcome, explore_scenario
+from models_spec._check.suite import adapter_for
 from models_spec.scenarios import Scenario, basic_scenario, mixed_scenario, random_scenario
-from models_spec.suite import adapter_for
 
 __all__ = ["DEFAULT_CELLS", "FAMILIES", "Finding", "hunt", "main"]
 

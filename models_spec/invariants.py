@@ -23,7 +23,7 @@ Three scopes:
 
 `CATALOGUE` maps each id to its title, function, needed capabilities and
 scope.  Which bugs break which invariant is declared by the bug modules
-(`models_spec.catalogue`: ``load().breaking("I4")``).
+(`models_spec._harness.catalogue`: ``load().breaking("I4")``).
 """
 
 from __future__ import annotations

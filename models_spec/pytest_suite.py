@@ -29,13 +29,13 @@ Deterministic: seeded strategies, fresh state per execution, so the verdicts
 are the same under ``pytest -n auto`` (pytest-xdist) or split across machines
 (``docs/ci.md``).
 
-Before any search the adapter is validated once (`models_spec.validate`: one
+Before any search the adapter is validated once (`models_spec._harness.validate`: one
 sequential add/remove); a violation fails every test naming the missing piece.
 A test whose executions reached no switch point inside the code under test
 fails ("0 switch points in mymgr: is it in patch_modules()?"), as does a
 thread stuck in an uncontrolled primitive (a stall). A failure saves its
 schedule and HTML timeline under ``--lockstep-save-dir`` and explains itself
-(`models_spec.report`): the invariant and message, the shrunk swimlanes, the
+(`models_spec._check.report`): the invariant and message, the shrunk swimlanes, the
 paths and a ``lockstep replay`` command that works from any directory.
 """
 
@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.suites import Shard
+from models_spec._check.check import explore_scenario, module_label
+from models_spec._check.report import explain_failure, safe_stem, write_artifacts
+from models_spec._harness.validate import validate_adapter
 from models_spec.adapter import AdapterError, ManagerAdapter, load_adapter
-from models_spec.check import explore_scenario, module_label
-from models_spec.report import explain_failure, safe_stem, write_artifacts
 from models_spec.scenarios import default_scenarios, get_scenario
-from models_spec.validate import validate_adapter
 
 __all__ = ["conformance_tests", "resolve_adapter"]
 

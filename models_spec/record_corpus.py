@@ -1,13 +1,13 @@
 """Record the schedule corpus: ``python3 -m models_spec.record_corpus [--bug B4 ...]``.
 
-For each known-bug variant of the catalogue (`models_spec.catalogue`; all
+For each known-bug variant of the catalogue (`models_spec._harness.catalogue`; all
 of them, or those of the bugs given with ``--bug``, or the variants given
 with ``--variant``), explore the variant with its bug's scenario (PCT, then
 random, then DPOR, several seeds) until a failure through one of the
 invariants the bug module says it breaks is found; the failure is shrunk by
 lockstep, replayed to confirm it reproduces exactly, and saved as
 ``models_spec/schedules/<VariantEntry.corpus_file>`` with a manifest
-entry (see `models_spec.corpus`).  The file records the variant adapter's
+entry (see `models_spec._harness.corpus`).  The file records the variant adapter's
 patch modules (lockstep's explore records them), so ``lockstep replay FILE``
 reproduces it with no flags; `record` checks that it does.  Existing files of
 the recorded variants are replaced, manifest entries of variants no longer
@@ -22,9 +22,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from models_spec.catalogue import DOCS_PAGE, VariantEntry, load
-from models_spec.check import explore_scenario, replay_scenario
-from models_spec.corpus import CORPUS_DIR, CorpusEntry, load_corpus, write_manifest
+from models_spec._check.check import explore_scenario, replay_scenario
+from models_spec._harness.catalogue import DOCS_PAGE, VariantEntry, load
+from models_spec._harness.corpus import CORPUS_DIR, CorpusEntry, load_corpus, write_manifest
 
 __all__ = ["main", "record"]
 

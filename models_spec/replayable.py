@@ -1,6 +1,6 @@
 """Scenario callables by name, so ``lockstep replay`` can find a saved schedule's scenario.
 
-Schedules written by the suite, the corpus recorder and `models_spec.check`
+Schedules written by the suite, the corpus recorder and `models_spec._check.check`
 carry ``scenario_id = "models_spec.replayable:<scenario id>@<implementation>"``
 and, in ``Schedule.patch``, the adapter's `patch_modules()` by name (lockstep's
 explore records them), so ``lockstep replay FILE`` (the exact command is in
@@ -55,7 +55,7 @@ def _adapter(implementation: str) -> ManagerAdapter | None:
         return core_adapter_named(implementation)
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
-    from models_spec.catalogue import load  # noqa: PLC0415 - bug modules import scenarios
+    from models_spec._harness.catalogue import load  # noqa: PLC0415 - bug modules import scenarios
 
     entry = load().variants.get(implementation)
     return None if entry is None else entry.adapter()

@@ -17,7 +17,7 @@ execution of it builds a fresh `World`, which
 4. checks the quiescent invariants and I15 (`Driver.quiescence`).
 
 The named scenarios are not listed here: each belongs to its bug's module
-(`models_spec.bugs`, discovered by `models_spec.catalogue`):
+(`models_spec.bugs`, discovered by `models_spec._harness.catalogue`):
 `named_scenarios()` is derived from that catalogue, and `default_scenarios()`
 adds three seeded random scenarios (`random_scenario`) and two that any manager
 can run (`basic_scenario`: basic operations, failed unloads, a final clear).
@@ -44,8 +44,7 @@ import attrs
 
 import lockstep
 from lockstep.lowlevel import held_by_current_thread
-from models_spec.adapter import ManagerAdapter
-from models_spec.driver import (
+from models_spec._harness.driver import (
     OP_KINDS,
     UNBOUNDED,
     Driver,
@@ -53,8 +52,9 @@ from models_spec.driver import (
     ScenarioError,
     i15_skips,
 )
+from models_spec._harness.watching import watch_stack
+from models_spec.adapter import ManagerAdapter
 from models_spec.fakes import Script, ScriptedRegistry
-from models_spec.watching import watch_stack
 
 __all__ = [
     "OP_KINDS",
@@ -251,7 +251,7 @@ class World:
             **extra,
         )
         # The stack's shared state is watched: its accesses are switch points and
-        # data races on it are failures (models_spec.watching, docs/races.md).
+        # data races on it are failures (models_spec._harness.watching, docs/races.md).
         watch_stack(adapter, self.stack, exclude=(self.registry, self.ghost))
         caps = frozenset(adapter.capabilities)
         # Without the capacity capability nothing is ever evicted: judge the
@@ -342,7 +342,7 @@ def random_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
 
 
 _BASIC_KINDS: Final = ("add", "add", "remove", "remove", "getitem", "keys")
-"""What every manager the suite accepts has (models_spec.validate checks these methods)."""
+"""What every manager the suite accepts has (models_spec._harness.validate checks these methods)."""
 
 
 def basic_scenario(seed: int, *, threads: int = 3, ops: int = 2) -> Scenario:
@@ -489,7 +489,7 @@ def specified_scenarios() -> Mapping[str, Scenario]:
 
 def named_scenarios() -> Mapping[str, Scenario]:
     """The named scenarios by id, one per bug, in bug order (from the bug catalogue)."""
-    from models_spec.catalogue import load  # noqa: PLC0415 - bug modules import this module
+    from models_spec._harness.catalogue import load  # noqa: PLC0415 - bug modules import this module
 
     return load().scenarios
 

@@ -21,7 +21,7 @@ Hypothesis example database, or from the ``@reproduce_failure`` blob that
 Hypothesis prints (``print_blob=True``).
 
 What is checked is what the named scenarios check, through the same
-operation driver (`models_spec.driver.Driver`: one operation model, one
+operation driver (`models_spec._harness.driver.Driver`: one operation model, one
 history recorder, one I3 check):
 
 * at every switch point: the state invariants that hold at any instant
@@ -62,8 +62,8 @@ import hypothesis.strategies as st
 import lockstep
 from lockstep.strategies import Choice, ExecutionOutcome, StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy
+from models_spec._harness.driver import Driver, Op
 from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter
-from models_spec.driver import Driver, Op
 from models_spec.fakes import LOAD, UNLOAD, Script, ScriptedRegistry
 from models_spec.spec import resolve
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from models_spec._check.check import follow_scenario, replay_scenario
+from models_spec._harness.catalogue import load
+from models_spec._harness.corpus import CORPUS_DIR, load_corpus
 from models_spec.adapter import CoreAdapter
-from models_spec.catalogue import load
-from models_spec.check import follow_scenario, replay_scenario
-from models_spec.corpus import CORPUS_DIR, load_corpus
 from models_spec.scenarios import get_scenario
 
 CATALOGUE = load()

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 
 import lockstep
-from models_spec.catalogue import load
-from models_spec.check import failure_label
-from models_spec.corpus import load_corpus
+from models_spec._check.check import failure_label
+from models_spec._harness.catalogue import load
+from models_spec._harness.corpus import load_corpus
 
 CATALOGUE = load()
 CORPUS = load_corpus()

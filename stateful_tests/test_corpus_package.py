@@ -1,7 +1,7 @@
 """The recorded corpus ships with the package, and a check without it says so.
 
 ``lockstep check`` plans the variants' "replay" and the core's "follow" modes from
-the corpus (`models_spec.corpus.CORPUS_DIR`); a corpus outside the installed
+the corpus (`models_spec._harness.corpus.CORPUS_DIR`); a corpus outside the installed
 packages would leave a non-editable ``pip install`` with a weaker check.  A wheel
 is built here from a copy of the project (setuptools' build backend, offline, the
 working tree untouched) and must hold every file of the corpus, the manifest
@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 
 import models_spec
-import models_spec.corpus as corpus_module
+import models_spec._harness.corpus as corpus_module
 from lockstep.suites import SuiteOptions
-from models_spec.corpus import CORPUS_DIR, MANIFEST
-from models_spec.suite import ModelManagerSuite, corpus_warning, plan_jobs
+from models_spec._check.suite import ModelManagerSuite, corpus_warning, plan_jobs
+from models_spec._harness.corpus import CORPUS_DIR, MANIFEST
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a wheel is built from (pyproject.toml's packages.find: src/ and models_spec/).

@@ -55,9 +55,9 @@ configured addopts)."""
 
 def digest_corpus() -> dict[str, dict[str, Any]]:
     """Replay each corpus schedule on its variant; a digest of each outcome (run in the venv)."""
-    from models_spec.catalogue import load  # noqa: PLC0415
-    from models_spec.check import replay_scenario  # noqa: PLC0415
-    from models_spec.corpus import load_corpus  # noqa: PLC0415
+    from models_spec._check.check import replay_scenario  # noqa: PLC0415
+    from models_spec._harness.catalogue import load  # noqa: PLC0415
+    from models_spec._harness.corpus import load_corpus  # noqa: PLC0415
 
     digests: dict[str, dict[str, Any]] = {}
     for name, entry in load_corpus().items():

@@ -67,16 +67,21 @@ bound they are found in about 300)."""
 
 @cache
 def harness_files() -> frozenset[str]:
-    """The files of the harness: the modules directly in the ``models_spec`` package.
+    """The files of the harness: the modules directly in the ``models_spec`` package
+    and in its internal ``_harness`` and ``_check`` packages.
 
     Steps located there (fake models' checkpoints, the driver's threads) are the
     harness interleaving itself; everything else (the implementation, a known-bug
     variant in ``models_spec/bugs``, a target in ``models_spec/targets``) is code
     under test.
     """
-    directory = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    directories = [package, *(os.path.join(package, sub) for sub in ("_harness", "_check"))]
     return frozenset(
-        os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".py")
+        os.path.join(directory, name)
+        for directory in directories
+        for name in os.listdir(directory)
+        if name.endswith(".py")
     )
 
 

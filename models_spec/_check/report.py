@@ -1,6 +1,6 @@
 """How the suite reports a failure: artifacts on disk and an explanation that fits a screen.
 
-A failing mode of a cell (`models_spec.suite`) or a failing conformance test
+A failing mode of a cell (`models_spec._check.suite`) or a failing conformance test
 (`models_spec.pytest_suite`) is explained the same way, in at most 100 columns:
 
 * what broke: the verdict, the scenario and implementation, the strategy that
@@ -37,7 +37,7 @@ from lockstep.suites import CaseResult
 from models_spec.invariants import CATALOGUE
 
 if TYPE_CHECKING:
-    from models_spec.suite import Cell
+    from models_spec._check.suite import Cell
 
 __all__ = [
     "TEXT_WIDTH",

@@ -11,14 +11,14 @@ scenarios, then seeded random ones):
   coverage: those stacks only add pass-through layers), and the bare
   `ModelManager` on the scenarios it supports;
 * against every known-bug variant of the bug catalogue
-  (`models_spec.catalogue`): its bug's named scenario, by exact replay of
+  (`models_spec._harness.catalogue`): its bug's named scenario, by exact replay of
   its corpus schedule and by each search strategy its bug module declares
   in ``caught_by`` with 12x the budget (each stops at its first failure; a
   declared strategy that escapes is named in the summary; ``--strategy NAME``
   runs that strategy on every variant whatever it declares).  A variant whose
   recorded schedule is replayed keeps its searches' failures as found, not
   shrunk: the replay already shows the bug minimally, and the searches only
-  say whether they catch it.  Without the corpus (`models_spec.corpus`:
+  say whether they catch it.  Without the corpus (`models_spec._harness.corpus`:
   package data) no "replay" or "follow" mode runs, and the closing lines
   say so (`corpus_warning`);
 * with ``--target module:factory``: every scenario against that adapter
@@ -60,6 +60,28 @@ import lockstep
 from lockstep.errors import UncontrolledThread
 from lockstep.report import abbreviate
 from lockstep.suites import SuiteOptions
+from models_spec._check.check import (
+    UNCONTROLLED_SYNC,
+    CheckOutcome,
+    explore_scenario,
+    failure_label,
+    follow_scenario,
+    module_label,
+    replay_scenario,
+)
+from models_spec._check.report import (
+    RunSummary,
+    case_result,
+    explain_failure,
+    failure_line,
+    failure_reports,
+    safe_stem,
+    wrap_text,
+    write_artifacts,
+)
+from models_spec._harness.catalogue import DEFAULT_PACKAGE, load
+from models_spec._harness.corpus import load_corpus, missing_manifest
+from models_spec._harness.validate import validate_adapter
 from models_spec.adapter import (
     AdapterError,
     BareManagerAdapter,
@@ -70,30 +92,8 @@ from models_spec.adapter import (
     target_header,
     target_specs,
 )
-from models_spec.catalogue import DEFAULT_PACKAGE, load
-from models_spec.check import (
-    UNCONTROLLED_SYNC,
-    CheckOutcome,
-    explore_scenario,
-    failure_label,
-    follow_scenario,
-    module_label,
-    replay_scenario,
-)
-from models_spec.corpus import load_corpus, missing_manifest
-from models_spec.report import (
-    RunSummary,
-    case_result,
-    explain_failure,
-    failure_line,
-    failure_reports,
-    safe_stem,
-    wrap_text,
-    write_artifacts,
-)
 from models_spec.scenarios import Scenario, default_scenarios, get_scenario
 from models_spec.spec import DECLARABLE_SEMANTICS
-from models_spec.validate import validate_adapter
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -158,7 +158,7 @@ class ModeResult:
     artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
     # (reason, executions) where I15 could not be judged; never counted as passed.
     i15_skipped: tuple[tuple[str, int], ...] = ()
-    # One line saying what broke, and the full explanation (models_spec.report).
+    # One line saying what broke, and the full explanation (models_spec._check.report).
     message: str = attrs.field(default="", eq=False)
     explanation: str = attrs.field(default="", eq=False)
     # Steps its executions took inside the code under test (None: nothing ran).
@@ -184,7 +184,7 @@ class Cell:
     caught_by: tuple[str, ...]
     modes: tuple[ModeResult, ...]
     # Why it is what it is, in one line ("" for a plain PASS), and the full report
-    # of a failure or error (models_spec.report).
+    # of a failure or error (models_spec._check.report).
     message: str = attrs.field(default="", eq=False)
     explanation: str = attrs.field(default="", eq=False)
     index: int = attrs.field(default=0, eq=False)
@@ -264,7 +264,7 @@ def plan_jobs(
     """Every job of one run, in table order.
 
     Planned from the bug `catalogue` (a package of bug modules, see
-    `models_spec.catalogue`): its named scenarios and its variants, each on
+    `models_spec._harness.catalogue`): its named scenarios and its variants, each on
     its bug's scenario.  `scenarios` restricts the scenario ids (default: the
     catalogue's named ones, then the random ones), `variants` replaces the
     catalogue's variants by a mapping of bug id -> adapter factory (for
@@ -820,7 +820,7 @@ def _i15_summary(cells: Sequence[Cell]) -> list[str]:
 def corpus_warning(options: SuiteOptions) -> str:
     """The line a run prints when it needs the recorded corpus and has none ("" otherwise).
 
-    Without the corpus's ``MANIFEST.json`` (`models_spec.corpus`) `plan_jobs` plans no
+    Without the corpus's ``MANIFEST.json`` (`models_spec._harness.corpus`) `plan_jobs` plans no
     "replay" mode for the variants and no "follow" mode for the core: the check still
     runs, with fewer executions, and must say so rather than pass as if it were whole.
     A ``--target`` run replays no corpus.
@@ -967,7 +967,7 @@ SUITE: Final = ModelManagerSuite()
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse  # noqa: PLC0415 - only for running the suite without the CLI
 
-    parser = argparse.ArgumentParser(prog="python3 -m models_spec.suite")
+    parser = argparse.ArgumentParser(prog="python3 -m models_spec._check.suite")
     parser.add_argument("--budget", type=int)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--strategy")

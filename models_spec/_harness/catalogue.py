@@ -79,7 +79,7 @@ __all__ = [
 DEFAULT_PACKAGE: Final = "models_spec.bugs"
 """The package `load()` discovers when given no other."""
 
-DOCS_PAGE: Final = Path(__file__).resolve().parent.parent / "docs" / "bugs.md"
+DOCS_PAGE: Final = Path(__file__).resolve().parents[2] / "docs" / "bugs.md"
 """Where the generated documentation page lives in a source checkout."""
 
 SEARCH_STRATEGIES: Final = ("pct", "dpor", "random", "dfs")
@@ -368,7 +368,7 @@ class BugCatalogue:
             "# The bug catalogue",
             "",
             "Generated from the bug modules of `models_spec/bugs/` by",
-            "`python3 -m models_spec.catalogue --write-docs` (the corpus recorder",
+            "`python3 -m models_spec._harness.catalogue --write-docs` (the corpus recorder",
             "rewrites it too); a test checks it is current. Each bug is one module",
             "holding its scenario, its known-bug variant(s), the invariants they break",
             "and the story below; `CONTRIBUTING.md` shows how to add one.",
@@ -422,7 +422,8 @@ def _load_bug(package: str, name: str) -> Bug:
         raise _module_error(module_name, "no module-level BUG = Bug(...) declaration")
     if not isinstance(bug, Bug):
         raise _module_error(
-            module_name, f"BUG must be a models_spec.catalogue.Bug (got {type(bug).__name__})"
+            module_name,
+            f"BUG must be a models_spec._harness.catalogue.Bug (got {type(bug).__name__})",
         )
     if bug.number != int(match.group(1)):
         raise _module_error(
@@ -494,7 +495,7 @@ def variant_adapter(name: str, package: str = DEFAULT_PACKAGE) -> ManagerAdapter
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse  # noqa: PLC0415
 
-    parser = argparse.ArgumentParser(prog="python3 -m models_spec.catalogue")
+    parser = argparse.ArgumentParser(prog="python3 -m models_spec._harness.catalogue")
     parser.add_argument("--package", default=DEFAULT_PACKAGE)
     parser.add_argument(
         "--write-docs",
@@ -513,7 +514,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Bug modules import `models_spec.catalogue`, not `__main__`: run that module's copy.
-    from models_spec.catalogue import _main as _catalogue_main
+    # Bug modules import `models_spec._harness.catalogue`, not `__main__`: run that module's copy.
+    from models_spec._harness.catalogue import _main as _catalogue_main
 
     raise SystemExit(_catalogue_main())

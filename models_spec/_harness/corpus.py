@@ -42,7 +42,7 @@ __all__ = [
     "write_manifest",
 ]
 
-CORPUS_DIR = Path(__file__).resolve().parent / "schedules"
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "schedules"
 """Where the corpus lives: the ``models_spec.schedules`` package data, installed or not.
 
 Every ``directory`` argument below defaults to it, read when called (None), so that
@@ -94,7 +94,7 @@ def missing_manifest(directory: Path | None = None) -> Path | None:
     """The manifest's path when it does not exist, else None.
 
     Then `load_corpus` is {} and ``lockstep check`` plans neither the variants'
-    "replay" nor the core's "follow" mode (`models_spec.suite.corpus_warning` says so).
+    "replay" nor the core's "follow" mode (`models_spec._check.suite.corpus_warning` says so).
     """
     manifest = _directory(directory) / MANIFEST
     return None if manifest.exists() else manifest

@@ -33,9 +33,9 @@ from types import ModuleType
 from typing import Any, Final
 
 from lockstep.report import abbreviate
+from models_spec._harness.driver import Op
 from models_spec.adapter import AdapterError, ManagerAdapter, Snapshot
 from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
-from models_spec.driver import Op
 from models_spec.fakes import FakeModel, ScriptedRegistry
 
 __all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapter"]

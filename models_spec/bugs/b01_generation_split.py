@@ -8,9 +8,9 @@ constructs too (I2).  The manager subclass only installs the table.
 
 from __future__ import annotations
 
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._lifecycle import RetiringTable, manager_with
 from models_spec.bugs._support import BARE_CAPABILITIES, bare_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "RetireWhileHolding"]

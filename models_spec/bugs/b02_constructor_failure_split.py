@@ -7,9 +7,9 @@ creates L2 and constructs; W then constructs on L1 (I2).
 
 from __future__ import annotations
 
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._lifecycle import RetiringTable, manager_with
 from models_spec.bugs._support import BARE_CAPABILITIES, bare_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "RetireOnFailure"]

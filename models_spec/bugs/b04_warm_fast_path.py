@@ -14,8 +14,8 @@ from typing import Any
 
 import lockstep
 from modelmanager import WithFixedSizeCache
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "UnlockedFastPathCache"]

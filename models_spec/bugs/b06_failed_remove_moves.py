@@ -8,8 +8,8 @@ failed remove of X turns `[A, X, B]` into `[A, B, X]` (I5).
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "AppendingRollbackCache"]

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from modelmanager import ModelManager, ModelManagerDecorator, WithFixedSizeCache
-from models_spec.catalogue import Bug, Variant
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "InnermostAssumingDecorator"]

@@ -9,8 +9,8 @@ unknown id removed (I9 at quiescence).
 from __future__ import annotations
 
 from modelmanager import ModelManager
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "LeakyRemoveManager"]

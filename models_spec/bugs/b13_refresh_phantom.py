@@ -7,8 +7,8 @@ that is not loaded puts it in the LRU (I4 at quiescence: a phantom).
 from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "AppendingRefreshCache"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from modelmanager import WithFixedSizeCache
 from modelmanager.decorators._cache_policy import CapacityPolicy
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "NoInFlightCache", "NoInFlightPolicy"]

@@ -16,8 +16,8 @@ import threading
 from typing import Any
 
 from modelmanager import WithFixedSizeCache
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "LockedEvictionCache"]

@@ -18,8 +18,8 @@ from typing import Any
 from modelmanager import ModelManager
 from modelmanager.leases import LeaseTable
 from modelmanager.lifecycle import LifecycleTable
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import BARE_CAPABILITIES, bare_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "NotifyOneLeaseTable", "NotifyOneManager"]

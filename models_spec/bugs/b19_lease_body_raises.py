@@ -14,8 +14,8 @@ manager's lease context), so the variant is a bare manager.
 from __future__ import annotations
 
 from modelmanager import ModelManager
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import BARE_CAPABILITIES, bare_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "LeakyAcquireManager"]

@@ -7,7 +7,7 @@ lost and ``statistics()`` no longer counts what happened (I19).  lockstep
 switches threads only at synchronisation operations, so the variant marks
 the read-modify-write window with a checkpoint on the counter: the
 preemption CPython may make between the read and the write of ``+=``.  The
-suite watches the counters (``models_spec.watching``), so the two unordered
+suite watches the counters (``models_spec._harness.watching``), so the two unordered
 writes are reported as a data race first, in the first execution that has
 both (the counters are declared for lock-free reads, not for lost updates).
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 import lockstep
 from modelmanager import ModelManager
 from modelmanager.statistics import COUNTER_NAMES, Counters
+from models_spec._harness.catalogue import Bug, Variant
 from models_spec.bugs._support import cache_over_manager
-from models_spec.catalogue import Bug, Variant
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "RacyCounters", "RacyStatisticsManager"]

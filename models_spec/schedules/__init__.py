@@ -3,7 +3,7 @@
 Each ``B<nn>-*.json`` here is the shrunk `lockstep.Schedule` that breaks one
 known-bug variant of the catalogue, and ``MANIFEST.json`` says how; the
 recorder (``python3 -m models_spec.record_corpus``) writes them and
-`models_spec.corpus` reads them (``CORPUS_DIR`` is this directory).  They are
+`models_spec._harness.corpus` reads them (``CORPUS_DIR`` is this directory).  They are
 package data, so an installed (not only an editable) ``lockstep check``
 replays them.  In a source checkout ``stateful_tests/schedules`` is a
 symbolic link to this directory.

@@ -123,8 +123,8 @@ def reproduce(
     schedule that no longer fits from a bug that is gone.
     """
     import lockstep  # noqa: PLC0415 - the check layers are imported on use
+    from models_spec._check.check import explore_scenario, replay_scenario  # noqa: PLC0415
     from models_spec.adapter import load_adapter  # noqa: PLC0415
-    from models_spec.check import explore_scenario, replay_scenario  # noqa: PLC0415
     from models_spec.scenarios import get_scenario  # noqa: PLC0415
 
     scenario, adapter = get_scenario(entry.scenario), load_adapter(entry.target)

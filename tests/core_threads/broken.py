@@ -3,7 +3,7 @@
 Each case runs one real-thread scenario (``scenarios.py``) against a
 known-bug variant of the core and expects it to fail with the message of
 the invariant the scenario guards.  The variants are the bug catalogue's
-(`models_spec.catalogue`: one module per bug under ``models_spec/bugs/``),
+(`models_spec._harness.catalogue`: one module per bug under ``models_spec/bugs/``),
 built through their adapters with this package's fakes, so the lockstep
 suite and these real-thread tests judge the same broken code; a variant
 whose window real threads cannot reach with gates gets a second variant in
@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from models_spec.catalogue import load
+from models_spec._harness.catalogue import load
 
 from .helpers import GATE_TIMEOUT, FakeRegistry
 from .scenarios import PressureOnce

@@ -1,7 +1,7 @@
 """The concurrent Hypothesis machine finds known bugs from scratch.
 
 For each bug, the machine (`stateful_tests.concurrent_machine`) runs against
-the bug's first known-bug variant (`models_spec.catalogue`) with a fixed
+the bug's first known-bug variant (`models_spec._harness.catalogue`) with a fixed
 budget: at most `BUDGET` examples, `derandomize=True` and no example
 database, so every run draws the same examples and the outcome is
 deterministic.  It must find, and shrink, a violation of one of the
@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
-from models_spec.catalogue import load
+from models_spec._harness.catalogue import load
 from stateful_tests.concurrent_machine import (
     ConcurrentCheckFailed,
     Example,

@@ -16,8 +16,8 @@ import pytest
 
 import lockstep
 from lockstep import DFSStrategy, explore
+from models_spec._harness.driver import Driver
 from models_spec.adapter import Snapshot
-from models_spec.driver import Driver
 from models_spec.fakes import Ghost, Script, ScriptedRegistry
 from tests.spec._scripted import ScriptedAdapter, ScriptedStack
 

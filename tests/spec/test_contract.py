@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from models_spec._harness.driver import OP_KINDS, Driver, Op
+from models_spec._harness.validate import AdapterValidationError, validate_adapter
 from models_spec.adapter import Snapshot
 from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
-from models_spec.driver import OP_KINDS, Driver, Op
 from models_spec.fakes import Script, ScriptedRegistry
 from models_spec.spec import encode_outcome
-from models_spec.validate import AdapterValidationError, validate_adapter
 
 
 class _Model:

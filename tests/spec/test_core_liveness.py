@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from models_spec._check.check import explore_scenario
+from models_spec._harness.catalogue import load
 from models_spec.adapter import BareManagerAdapter, CoreAdapter, ManagerAdapter
-from models_spec.catalogue import load
-from models_spec.check import explore_scenario
 
 
 @pytest.mark.parametrize(

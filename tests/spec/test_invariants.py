@@ -70,8 +70,8 @@ def snap(models: dict[str, object], **kwargs: object) -> Snapshot:
 
 def test_catalogue_numbers_every_invariant_and_each_is_broken_by_a_known_bug() -> None:
     """Every invariant is catalogued with a function and a scope, and the bug modules
-    (models_spec.catalogue) name a known-bug variant breaking each one."""
-    from models_spec.catalogue import load
+    (models_spec._harness.catalogue) name a known-bug variant breaking each one."""
+    from models_spec._harness.catalogue import load
 
     assert list(CATALOGUE) == [f"I{n}" for n in range(1, len(CATALOGUE) + 1)]
     bugs = load()
@@ -247,7 +247,7 @@ def test_i11_under_a_safe_policy_forgives_only_documented_overflows(on_full: str
 
 
 def test_documented_overflows_under_each_policy() -> None:
-    """"proceed" forgives what the stack counted; "wait" only lease-held and oversized
+    """ "proceed" forgives what the stack counted; "wait" only lease-held and oversized
     adds, "refuse" only oversized ones, never more than were counted."""
     assert documented_overflows("proceed", 3, 0, 0) == 3
     assert documented_overflows("wait", 3, 1, 1) == 2

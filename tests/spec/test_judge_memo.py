@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import models_spec.driver as driver_module
+import models_spec._harness.driver as driver_module
 from lockstep.linearizability import Operation
 from models_spec.spec import initial_state
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from lockstep.suites import SuiteOptions
+from models_spec._check.suite import plan_jobs, run_job
 from models_spec.adapter import CoreAdapter, Snapshot
-from models_spec.suite import plan_jobs, run_job
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:

@@ -1,6 +1,6 @@
 """The driver's per-step checks reuse a verdict only on identical inputs.
 
-`models_spec.driver._StateInvariants` takes the adapter's snapshot at every step
+`models_spec._harness.driver._StateInvariants` takes the adapter's snapshot at every step
 but reruns the checks that are pure functions of the snapshot's values (I1, I4,
 I11 without slack, I18 with the driver's open lease blocks) only when those
 inputs changed since the last step where they held. These tests show that a
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-import models_spec.driver as driver_module
+import models_spec._harness.driver as driver_module
+from models_spec._check.check import explore_scenario, replay_scenario
+from models_spec._harness.catalogue import load
+from models_spec._harness.corpus import load_corpus
+from models_spec._harness.driver import UNBOUNDED, Driver
 from models_spec.adapter import CoreAdapter, Snapshot
-from models_spec.catalogue import load
-from models_spec.check import explore_scenario, replay_scenario
-from models_spec.corpus import load_corpus
-from models_spec.driver import UNBOUNDED, Driver
 from models_spec.fakes import Script, ScriptedRegistry
 from models_spec.invariants import InvariantViolation
 from tests.spec._scripted import ScriptedAdapter, ScriptedStack

@@ -14,9 +14,9 @@ only a history illegal both ways fails, and the second judgement is counted.
 from __future__ import annotations
 
 from lockstep.linearizability import Operation, check_linearizability
+from models_spec._check.check import CheckOutcome, explore_scenario
+from models_spec._harness.driver import _optional_restores, _swallowed_timeouts
 from models_spec.adapter import weighted_core_adapter
-from models_spec.check import CheckOutcome, explore_scenario
-from models_spec.driver import _optional_restores, _swallowed_timeouts
 from models_spec.scenarios import Scenario, basic_scenario, random_scenario
 from models_spec.spec import explain, initial_state, step
 

@@ -14,7 +14,7 @@ import io
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite
 
 
 def _rows(target: str, implementation: str) -> tuple[int, dict[str, list[str]], str]:

@@ -1,6 +1,6 @@
 """The bug catalogue is derived from one module per bug, and rejects malformed modules.
 
-`models_spec.catalogue.discover` is pointed at temporary packages here: a new
+`models_spec._harness.catalogue.discover` is pointed at temporary packages here: a new
 bug module dropped into a package is picked up by everything derived from
 the catalogue (scenarios, variants, the suite's plan and run, the corpus
 file name, the invariant index, the documentation page) with no other
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.catalogue import DOCS_PAGE, CatalogueError, discover, load
-from models_spec.suite import ModelManagerSuite, plan_jobs
+from models_spec._check.suite import ModelManagerSuite, plan_jobs
+from models_spec._harness.catalogue import DOCS_PAGE, CatalogueError, discover, load
 
 _COUNTER = itertools.count()
 
@@ -32,7 +32,7 @@ NEW_BUG = '''
 
     from modelmanager import WithFixedSizeCache
     from models_spec.bugs._support import cache_over_manager
-    from models_spec.catalogue import Bug, Variant
+    from models_spec._harness.catalogue import Bug, Variant
     from models_spec.scenarios import Op, Scenario, Setup
 
 
@@ -113,7 +113,7 @@ BAD = [
         r"bug_seven\.py: a bug module's name must be b<NN>_<slug>",
     ),
     ({"b42_x": '"""Doc."""\n'}, r"b42_x\.py: no module-level BUG = Bug\(\.\.\.\)"),
-    ({"b42_x": '"""Doc."""\nBUG = 42\n'}, r"BUG must be a models_spec\.catalogue\.Bug"),
+    ({"b42_x": '"""Doc."""\nBUG = 42\n'}, r"BUG must be a models_spec\._harness\.catalogue\.Bug"),
     (
         {"b07_forgetful_refresh": NEW_BUG},
         r"b07_forgetful_refresh\.py: BUG\.id is 'B42' but the file name says B7",
@@ -193,9 +193,9 @@ def test_lockstep_verdict_kinds_count_as_breaks(make_package) -> None:  # type: 
 
 def test_docs_page_is_generated_from_the_catalogue() -> None:
     """docs/bugs.md is what the catalogue derives (rewrite it with
-    `python3 -m models_spec.catalogue --write-docs`)."""
+    `python3 -m models_spec._harness.catalogue --write-docs`)."""
     assert DOCS_PAGE.read_text(encoding="utf-8") == load().markdown(), (
-        "docs/bugs.md is stale: run python3 -m models_spec.catalogue --write-docs"
+        "docs/bugs.md is stale: run python3 -m models_spec._harness.catalogue --write-docs"
     )
 
 

@@ -289,7 +289,7 @@ def test_an_interrupt_keeps_the_partial_table_and_returns_130(
     and counted as a partial run; the suite returns 130."""
     import io
 
-    import models_spec.suite as suite_module
+    import models_spec._check.suite as suite_module
     from lockstep.suites import SuiteOptions
 
     real = suite_module.run_job

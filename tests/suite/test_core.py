@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from models_spec._check.check import explore_scenario
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
-from models_spec.check import explore_scenario
 from models_spec.scenarios import named_scenarios, random_scenario
 
 NAMED = named_scenarios()

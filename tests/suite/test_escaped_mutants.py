@@ -28,9 +28,9 @@ import pytest
 
 from modelmanager import ModelManager
 from modelmanager.leases import LeaseTable
+from models_spec._check.check import explore_scenario
+from models_spec._harness.catalogue import load
 from models_spec.adapter import BareManagerAdapter, CoreAdapter, ManagerAdapter
-from models_spec.catalogue import load
-from models_spec.check import explore_scenario
 
 
 def _rewritten(function: Callable[..., Any], rewrite: Callable[[ast.Module], ast.Module]) -> Any:

@@ -8,9 +8,9 @@ from typing import Any
 import attrs
 import pytest
 
+from models_spec._check.check import explore_scenario
+from models_spec._check.suite import default_scenarios
 from models_spec.adapter import CoreAdapter
-from models_spec.check import explore_scenario
-from models_spec.suite import default_scenarios
 
 
 @attrs.define

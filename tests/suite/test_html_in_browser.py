@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from models_spec.check import explore_scenario
-from models_spec.report import write_artifacts
+from models_spec._check.check import explore_scenario
+from models_spec._check.report import write_artifacts
 from models_spec.scenarios import get_scenario
 
 from .user_project import write_project

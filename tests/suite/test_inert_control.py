@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import plan_jobs, run_job
+from models_spec._check.suite import plan_jobs, run_job
 
 FAKES = "tests.suite.fake_adapters"
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
-from models_spec.catalogue import DEFAULT_PACKAGE, load
+from models_spec._check.suite import ModelManagerSuite
+from models_spec._harness.catalogue import DEFAULT_PACKAGE, load
 from models_spec.pytest_suite import conformance_tests
-from models_spec.suite import ModelManagerSuite
 
 # The README's pytest recipe, verbatim: one test per scenario; those needing an
 # LRU, pins, leases or capacity are skipped (SerialManager has none of them).

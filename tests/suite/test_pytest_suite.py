@@ -47,7 +47,7 @@ class _Request:
 def test_generated_test_fails_on_a_variant(tmp_path: Path) -> None:
     """The generated test fails (with the invariant named) when the adapter is broken,
     saving the schedule and timeline and printing the command that replays it."""
-    from models_spec.catalogue import load
+    from models_spec._harness.catalogue import load
 
     variant = load().variant("variant-B13-refresh-phantom")
     generated = conformance_tests(variant.adapter, scenarios=["B13-phantom-from-refresh"])

@@ -6,8 +6,8 @@ import pytest
 
 import lockstep
 from lockstep._cli import load_scenario
-from models_spec.catalogue import load
-from models_spec.corpus import load_corpus
+from models_spec._harness.catalogue import load
+from models_spec._harness.corpus import load_corpus
 from models_spec.replayable import replay_name, resolve
 
 

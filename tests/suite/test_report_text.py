@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models_spec.report import RunSummary, _abbreviate_lines
-from models_spec.suite import Cell, ModeResult
+from models_spec._check.report import RunSummary, _abbreviate_lines
+from models_spec._check.suite import Cell, ModeResult
 
 
 def test_a_long_multi_line_message_loses_whole_middle_lines() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 import lockstep
 from lockstep.suites import SuiteOptions
+from models_spec._check.suite import plan_jobs
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.scenarios import (
     Op,
@@ -21,7 +22,6 @@ from models_spec.scenarios import (
     random_scenario,
     random_scenarios,
 )
-from models_spec.suite import plan_jobs
 
 NAMED = named_scenarios()
 SCENARIOS = default_scenarios()

@@ -10,7 +10,7 @@ import pytest
 
 from lockstep._cli import main as lockstep_main
 from lockstep.suites import SuiteOptions
-from models_spec.suite import (
+from models_spec._check.suite import (
     SUITE,
     Job,
     ModelManagerSuite,

@@ -9,7 +9,7 @@ import io
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite
 
 from .sync_bug_targets import ADAPTERS, CONTROL
 

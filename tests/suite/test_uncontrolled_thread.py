@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite
 
 IMPLEMENTATIONS = ("pool-manager",)
 

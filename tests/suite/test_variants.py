@@ -1,6 +1,6 @@
 """Every known-bug variant of the catalogue is caught by its bug's scenario, as declared.
 
-The expectations come from the bug modules (`models_spec.catalogue`): the
+The expectations come from the bug modules (`models_spec._harness.catalogue`): the
 invariants a variant breaks (`breaks`) and the search strategies expected to
 catch it (`caught_by`).  Nothing here lists bugs.
 """
@@ -10,10 +10,8 @@ from __future__ import annotations
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.catalogue import VariantEntry, load
-from models_spec.check import explore_scenario
-from models_spec.corpus import load_corpus
-from models_spec.suite import (
+from models_spec._check.check import explore_scenario
+from models_spec._check.suite import (
     DEFAULT_BUDGET,
     VARIANT_BUDGET_FACTOR,
     Job,
@@ -23,6 +21,8 @@ from models_spec.suite import (
     plan_jobs,
     run_job,
 )
+from models_spec._harness.catalogue import VariantEntry, load
+from models_spec._harness.corpus import load_corpus
 
 CATALOGUE = load()
 CORPUS = load_corpus()

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 import lockstep
+from models_spec._check.check import explore_scenario
+from models_spec._harness.watching import default_watched, watched_objects
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
-from models_spec.check import explore_scenario
 from models_spec.fakes import ScriptedRegistry
 from models_spec.scenarios import get_scenario
-from models_spec.watching import default_watched, watched_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,7 +134,7 @@ def test_a_race_variant_is_caught_as_a_data_race(strategy: str, budget: int) -> 
     for lock-free reads, not for lost updates): every strategy reports it as a data
     race (measured: DPOR 63 executions, bounded DFS 1066, random 1, PCT 5, since the
     cache's lease wrapper and restoration added switch points)."""
-    from models_spec.catalogue import load
+    from models_spec._harness.catalogue import load
 
     entry = load().variants_of("B21")[0]
     outcome = explore_scenario(

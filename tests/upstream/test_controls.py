@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from models_spec._check.check import explore_scenario, follow_scenario
+from models_spec._check.suite import DEFAULT_BUDGET
 from models_spec.adapter import load_adapter
-from models_spec.check import explore_scenario, follow_scenario
 from models_spec.scenarios import get_scenario
-from models_spec.suite import DEFAULT_BUDGET
 from models_spec.upstream_schedules import load_manifest
 from tests.upstream._upstream import require_upstream
 
@@ -90,7 +90,7 @@ def test_a_control_never_called_in_a_cell_is_an_error(tmp_path: object) -> None:
     from pathlib import Path
 
     from lockstep.suites import SuiteOptions
-    from models_spec.suite import plan_jobs, run_job
+    from models_spec._check.suite import plan_jobs, run_job
 
     spec = f"{TARGET}:manager_never_dispose"
     options = SuiteOptions(budget=5, output_dir=Path(str(tmp_path)), target=spec)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
+from models_spec._check.suite import ModelManagerSuite
 from models_spec.adapter import AdapterError, TargetUnavailable, load_adapter, target_specs
-from models_spec.suite import ModelManagerSuite
 
 FAKES = "tests.upstream._fake_targets"
 

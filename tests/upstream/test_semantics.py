@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import Cell, plan_jobs, run_job
+from models_spec._check.suite import Cell, plan_jobs, run_job
 from tests.upstream._upstream import require_upstream
 
 require_upstream()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite
 from models_spec.targets.roboflow_inference.record import DOC, TARGET
 from tests.upstream._upstream import require_upstream
 

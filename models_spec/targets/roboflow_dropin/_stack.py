@@ -79,7 +79,7 @@ class DropinStack:
     def __init__(self, top: Any) -> None:
         self.top = top
         self.core = top.core
-        # The layer the suite's default race watching walks into (models_spec.watching):
+        # The layer the suite's default race watching walks into (models_spec._harness.watching):
         # the drop-in's state is its core's.
         self.manager = top.core
 
