@@ -63,7 +63,7 @@ if kind == "lock":
         assert box["n"] == 30
 else:
     from models_spec.adapter import CoreAdapter
-    from models_spec.scenarios import get_scenario
+    from models_spec._harness.scenario_index import get_scenario
 
     adapter = CoreAdapter(0)
     scenario = get_scenario(kind).build(adapter)

@@ -48,9 +48,9 @@ from typing import Any
 from lockstep.suites import Shard
 from models_spec._check.check import explore_scenario, module_label
 from models_spec._check.report import explain_failure, safe_stem, write_artifacts
+from models_spec._harness.scenario_index import default_scenarios, get_scenario
 from models_spec._harness.validate import validate_adapter
 from models_spec.adapter import AdapterError, ManagerAdapter, load_adapter
-from models_spec.scenarios import default_scenarios, get_scenario
 
 __all__ = ["conformance_tests", "resolve_adapter"]
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from models_spec._harness.catalogue import load
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import (
     AdapterError,
     BareManagerAdapter,
@@ -24,7 +26,7 @@ from models_spec.adapter import (
     load_adapter,
     loaded_from,
 )
-from models_spec.scenarios import ScenarioError, get_scenario
+from models_spec.scenarios import ScenarioError
 
 __all__ = ["implementation_token", "replay_name", "resolve"]
 
@@ -55,8 +57,6 @@ def _adapter(implementation: str) -> ManagerAdapter | None:
         return core_adapter_named(implementation)
     if implementation == BareManagerAdapter().name:
         return BareManagerAdapter()
-    from models_spec._harness.catalogue import load  # noqa: PLC0415 - bug modules import scenarios
-
     entry = load().variants.get(implementation)
     return None if entry is None else entry.adapter()
 

@@ -17,10 +17,11 @@ execution of it builds a fresh `World`, which
 4. checks the quiescent invariants and I15 (`Driver.quiescence`).
 
 The named scenarios are not listed here: each belongs to its bug's module
-(`models_spec.bugs`, discovered by `models_spec._harness.catalogue`):
-`named_scenarios()` is derived from that catalogue, and `default_scenarios()`
-adds three seeded random scenarios (`random_scenario`) and two that any manager
-can run (`basic_scenario`: basic operations, failed unloads, a final clear).
+(`models_spec.bugs`, discovered by the harness's catalogue), and the harness
+looks every scenario up by id (`models_spec._harness.scenario_index`): the
+named ones, `SPECIFIED`, and the seeded families built here (`random_scenario`,
+`basic_scenario`: basic operations, failed unloads, a final clear, and
+`mixed_scenario`).  This module imports neither, so a bug module can import it.
 
 Timeouts are scheduling choices in lockstep (any blocked timed wait may time
 out), so every scenario uses small timeouts and treats `LockTimeout` as a
@@ -66,11 +67,8 @@ __all__ = [
     "World",
     "basic_scenario",
     "basic_scenarios",
-    "default_scenarios",
-    "get_scenario",
     "i15_skips",
     "mixed_scenario",
-    "named_scenarios",
     "random_scenario",
     "random_scenarios",
     "specified_scenarios",
@@ -485,46 +483,3 @@ instant; the core reaches this window under PCT (tests/suite/test_i15_window.py)
 def specified_scenarios() -> Mapping[str, Scenario]:
     """`SPECIFIED` by id."""
     return {s.id: s for s in SPECIFIED}
-
-
-def named_scenarios() -> Mapping[str, Scenario]:
-    """The named scenarios by id, one per bug, in bug order (from the bug catalogue)."""
-    from models_spec._harness.catalogue import load  # noqa: PLC0415 - bug modules import this module
-
-    return load().scenarios
-
-
-def default_scenarios() -> Mapping[str, Scenario]:
-    """Every scenario the suite runs by default: the named ones, the `SPECIFIED`
-    ones, three random ones, then two basic ones (no capability needed)."""
-    return {
-        **named_scenarios(),
-        **specified_scenarios(),
-        **{s.id: s for s in random_scenarios()},
-        **{s.id: s for s in basic_scenarios()},
-    }
-
-
-def get_scenario(scenario_id: str) -> Scenario:
-    """The scenario called `scenario_id` (named, ``random-<seed>``, ``basic-<seed>`` or
-    ``mixed-<seed>``).
-
-    Raises `ScenarioError` naming the known ids.
-    """
-    named = {**named_scenarios(), **specified_scenarios()}
-    if scenario_id in named:
-        return named[scenario_id]
-    for prefix, make in (
-        ("random-", random_scenario),
-        ("basic-", basic_scenario),
-        ("mixed-", mixed_scenario),
-    ):
-        if isinstance(scenario_id, str) and scenario_id.startswith(prefix):
-            try:
-                return make(int(scenario_id.removeprefix(prefix)))
-            except ValueError:
-                pass
-    raise ScenarioError(
-        f"unknown scenario {scenario_id!r}; known: {', '.join(named)}, random-<seed>, "
-        "basic-<seed> or mixed-<seed>"
-    )

@@ -26,8 +26,8 @@ import pytest
 from models_spec._check.check import follow_scenario, replay_scenario
 from models_spec._harness.catalogue import load
 from models_spec._harness.corpus import CORPUS_DIR, load_corpus
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import CoreAdapter
-from models_spec.scenarios import get_scenario
 
 CATALOGUE = load()
 CORPUS = load_corpus()

@@ -27,17 +27,15 @@ import textwrap
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import attrs
 
 import lockstep
 from lockstep.report import HtmlSection, abbreviate, history_fragment, render_html
 from lockstep.suites import CaseResult
+from models_spec._check.cells import Cell
 from models_spec.invariants import CATALOGUE
-
-if TYPE_CHECKING:
-    from models_spec._check.suite import Cell
 
 __all__ = [
     "TEXT_WIDTH",

@@ -60,6 +60,7 @@ import lockstep
 from lockstep.errors import UncontrolledThread
 from lockstep.report import abbreviate
 from lockstep.suites import SuiteOptions
+from models_spec._check.cells import Cell, ModeResult
 from models_spec._check.check import (
     UNCONTROLLED_SYNC,
     CheckOutcome,
@@ -81,6 +82,7 @@ from models_spec._check.report import (
 )
 from models_spec._harness.catalogue import DEFAULT_PACKAGE, load
 from models_spec._harness.corpus import load_corpus, missing_manifest
+from models_spec._harness.scenario_index import default_scenarios, get_scenario
 from models_spec._harness.validate import validate_adapter
 from models_spec.adapter import (
     AdapterError,
@@ -92,7 +94,7 @@ from models_spec.adapter import (
     target_header,
     target_specs,
 )
-from models_spec.scenarios import Scenario, default_scenarios, get_scenario
+from models_spec.scenarios import Scenario
 from models_spec.spec import DECLARABLE_SEMANTICS
 
 __all__ = [
@@ -123,7 +125,6 @@ DEFAULT_OUTPUT_DIR: Final = Path("lockstep-report")
 CORE_DEPTHS: Final = (0, 1, 2, 3)
 EXIT_OK, EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_INPUT = 0, 1, 2, 2
 EXIT_INTERRUPTED: Final = 130
-BAD_VERDICTS: Final = frozenset({"CORE-FAIL", "FAIL", "ESCAPED", "ERROR"})
 
 
 @attrs.frozen
@@ -143,60 +144,6 @@ class Job:
     stall_diagnosis: float | None = None  # None: lockstep's default
     # Variants: the strategies their bug module declares will catch them (caught_by).
     expected: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class ModeResult:
-    """What one mode (replay, follow, or a strategy) found."""
-
-    mode: str
-    kind: str
-    label: str
-    executions: int
-    elapsed: float = attrs.field(eq=False)
-    skipped: str | None = None
-    artifacts: tuple[str, ...] = attrs.field(default=(), eq=False)
-    # (reason, executions) where I15 could not be judged; never counted as passed.
-    i15_skipped: tuple[tuple[str, int], ...] = ()
-    # One line saying what broke, and the full explanation (models_spec._check.report).
-    message: str = attrs.field(default="", eq=False)
-    explanation: str = attrs.field(default="", eq=False)
-    # Steps its executions took inside the code under test (None: nothing ran).
-    switch_points: int | None = attrs.field(default=None, eq=False)
-    # What a search established (lockstep.Verdict; None for replay/follow).
-    verdict: lockstep.Verdict | None = attrs.field(default=None, eq=False)
-    # The other distinct failures a search that kept going found: (label, message line,
-    # saved schedule or ""), in the order found.
-    also: tuple[tuple[str, str, str], ...] = attrs.field(default=(), eq=False)
-
-
-@attrs.frozen
-class Cell:
-    """One row of the table: a scenario against an implementation."""
-
-    scenario: str
-    implementation: str
-    role: str
-    verdict: str
-    label: str
-    executions: int
-    elapsed: float = attrs.field(eq=False)
-    caught_by: tuple[str, ...]
-    modes: tuple[ModeResult, ...]
-    # Why it is what it is, in one line ("" for a plain PASS), and the full report
-    # of a failure or error (models_spec._check.report).
-    message: str = attrs.field(default="", eq=False)
-    explanation: str = attrs.field(default="", eq=False)
-    index: int = attrs.field(default=0, eq=False)
-    # Variants: the strategies their bug module declares will catch them (Job.expected).
-    expected: tuple[str, ...] = ()
-    # Every distinct invariant (or failure label) the cell saw break, first one first.
-    invariants: tuple[str, ...] = ()
-
-    @property
-    def bad(self) -> bool:
-        """Whether this cell makes the check fail."""
-        return self.verdict in BAD_VERDICTS
 
 
 def adapter_for(

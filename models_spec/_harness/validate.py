@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from lockstep.report import abbreviate
 from models_spec._harness.driver import Op
+from models_spec._harness.scenario_index import default_scenarios
 from models_spec.adapter import AdapterError, ManagerAdapter, Snapshot
 from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
 from models_spec.fakes import FakeModel, ScriptedRegistry
@@ -222,8 +223,6 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
 def _needed_calls(adapter: ManagerAdapter, stack: Any) -> tuple[Call, ...]:
     """The calls the default scenarios this adapter runs make (a final ``clear()`` only
     where the stack has one, as the scenarios do)."""
-    from models_spec.scenarios import default_scenarios  # noqa: PLC0415 - imports the catalogue
-
     ops: list[Any] = []
     for scenario in default_scenarios().values():
         if not scenario.supported_by(adapter):

@@ -124,8 +124,8 @@ def reproduce(
     """
     import lockstep  # noqa: PLC0415 - the check layers are imported on use
     from models_spec._check.check import explore_scenario, replay_scenario  # noqa: PLC0415
+    from models_spec._harness.scenario_index import get_scenario  # noqa: PLC0415
     from models_spec.adapter import load_adapter  # noqa: PLC0415
-    from models_spec.scenarios import get_scenario  # noqa: PLC0415
 
     scenario, adapter = get_scenario(entry.scenario), load_adapter(entry.target)
     schedule = lockstep.Schedule.load(entry.path(directory))

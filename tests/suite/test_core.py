@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from models_spec._check.check import explore_scenario
+from models_spec._harness.scenario_index import named_scenarios
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
-from models_spec.scenarios import named_scenarios, random_scenario
+from models_spec.scenarios import random_scenario
 
 NAMED = named_scenarios()
 

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from models_spec._check.check import explore_scenario
-from models_spec._check.suite import default_scenarios
+from models_spec._harness.scenario_index import default_scenarios
 from models_spec.adapter import CoreAdapter
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from models_spec._check.check import explore_scenario
 from models_spec._check.report import write_artifacts
-from models_spec.scenarios import get_scenario
+from models_spec._harness.scenario_index import get_scenario
 
 from .user_project import write_project
 

@@ -8,9 +8,10 @@ from typing import Any
 from lockstep._linearizability import Operation, check_linearizability
 from models_spec._check.check import explore_scenario
 from models_spec._check.suite import Job, run_job
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import CoreAdapter
 from models_spec.fakes import Script
-from models_spec.scenarios import Op, Scenario, Setup, get_scenario, i15_skips
+from models_spec.scenarios import Op, Scenario, Setup, i15_skips
 from models_spec.spec import expand_adds, initial_state, step
 from tests.suite.fake_adapters import evicts_up_to_three
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import lockstep
 from lockstep.linearizability import Operation, check_linearizability
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import CoreAdapter
-from models_spec.scenarios import World, get_scenario
+from models_spec.scenarios import World
 from models_spec.spec import expand_adds, initial_state, step
 
 WINDOW = get_scenario("I15-eviction-window")

@@ -87,7 +87,7 @@ def test_resolve_adapter_accepts_instances_factories_and_targets() -> None:
 
 def test_shards_of_the_generated_tests_partition_the_scenarios() -> None:
     """conformance_tests(shard="K/N") keeps a disjoint slice; the N slices are all ids."""
-    from models_spec.scenarios import default_scenarios
+    from models_spec._harness.scenario_index import default_scenarios
 
     def ids(test: object) -> list[str]:
         marks = getattr(test, "pytestmark", [])

@@ -7,6 +7,7 @@ import pytest
 import lockstep
 from lockstep.suites import SuiteOptions
 from models_spec._check.suite import plan_jobs
+from models_spec._harness.scenario_index import default_scenarios, get_scenario, named_scenarios
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.scenarios import (
     Op,
@@ -15,10 +16,7 @@ from models_spec.scenarios import (
     Setup,
     basic_scenario,
     basic_scenarios,
-    default_scenarios,
-    get_scenario,
     mixed_scenario,
-    named_scenarios,
     random_scenario,
     random_scenarios,
 )

@@ -11,10 +11,10 @@ import pytest
 
 import lockstep
 from models_spec._check.check import explore_scenario
+from models_spec._harness.scenario_index import get_scenario
 from models_spec._harness.watching import default_watched, watched_objects
 from models_spec.adapter import BareManagerAdapter, CoreAdapter
 from models_spec.fakes import ScriptedRegistry
-from models_spec.scenarios import get_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ import pytest
 
 from models_spec._check.check import explore_scenario, follow_scenario
 from models_spec._check.suite import DEFAULT_BUDGET
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import load_adapter
-from models_spec.scenarios import get_scenario
 from models_spec.upstream_schedules import load_manifest
 from tests.upstream._upstream import require_upstream
 

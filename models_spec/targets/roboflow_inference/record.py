@@ -38,8 +38,8 @@ import models_spec
 from lockstep.suites import SuiteOptions
 from models_spec._check.check import explore_scenario, replay_scenario
 from models_spec._check.suite import DEFAULT_BUDGET, Cell, plan_jobs, render_table, run_jobs
+from models_spec._harness.scenario_index import get_scenario
 from models_spec.adapter import TargetUnavailable, load_adapter, target_specs
-from models_spec.scenarios import get_scenario
 from models_spec.targets.roboflow_inference._environment import ENVIRONMENT
 from models_spec.targets.roboflow_inference.findings import SKIP_REASONS, classify
 from models_spec.upstream_schedules import (
