@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -144,6 +144,11 @@ def _threads(value: Sequence[tuple[str, Sequence[Op]]]) -> tuple[tuple[str, tupl
     return tuple((name, tuple(ops)) for name, ops in value)
 
 
+def _ops(value: Iterable[Op]) -> tuple[Op, ...]:
+    # A typed converter (attrs' plugin cannot type the bare ``tuple``).
+    return tuple(value)
+
+
 @attrs.frozen
 class Scenario:
     """A named, runnable concurrency scenario (see the module docstring)."""
@@ -156,7 +161,7 @@ class Scenario:
     needs: frozenset[str] = frozenset()
     linearizable: bool = True
     observe_lru_lock: bool = False
-    final: tuple[Op, ...] = attrs.field(default=(), converter=tuple)
+    final: tuple[Op, ...] = attrs.field(default=(), converter=_ops)
     """Ops the main thread performs after joining the threads, alone (before quiescence);
     a ``clear`` only where the stack has a ``clear()`` (the suite does not require one)."""
 

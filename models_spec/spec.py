@@ -131,6 +131,11 @@ judge that implementation by its own rule, so a declared difference never fails 
 check and never stops a search before it finds a real race."""
 
 
+def _names(value: Iterable[str]) -> frozenset[str]:
+    # A typed converter (attrs' plugin cannot type the bare ``frozenset``).
+    return frozenset(value)
+
+
 def _weight_pairs(
     value: Mapping[str, int] | Iterable[tuple[str, int]],
 ) -> tuple[tuple[str, int], ...]:
@@ -172,7 +177,7 @@ class SpecConfig:
     weights: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_weight_pairs)
     default_weight: int = 1
     # Declared semantics (`DECLARABLE_SEMANTICS`) the implementation follows instead.
-    semantics: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    semantics: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
     @semantics.validator
     def _check_semantics(self, _attribute: object, value: frozenset[str]) -> None:
@@ -307,7 +312,7 @@ class SpecState:
 
 def initial_state(
     *,
-    max_size: int = 8,
+    max_size: int | None = 8,
     script: Script | None = None,
     universe: Iterable[str] | None = None,
     memory_threshold: float = 0.0,
@@ -631,7 +636,7 @@ def _admit(
     return _with_admitted(state, (*state.admitted, (oid, rid, _SLOT)))
 
 
-def _evict_chosen(state: SpecState, oid: object) -> SpecState:
+def _evict_chosen(state: SpecState, oid: int) -> SpecState:
     """The eviction instant of a three-point add: its chosen victims are unloaded.
 
     Before its admission the add cannot evict (blocked); an add that chose no

@@ -50,7 +50,7 @@ import multiprocessing
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -592,7 +592,7 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def iter_cells(jobs: Sequence[Job], workers: int) -> Iterator[Cell]:
+def iter_cells(jobs: Sequence[Job], workers: int) -> Generator[Cell, None, None]:
     """Run `jobs`, yielding each cell as soon as it is finished (any order).
 
     With `workers` > 1 the jobs run in that many spawned processes; closing the
@@ -787,7 +787,7 @@ def corpus_warning(options: SuiteOptions) -> str:
 def _declared_semantics(targets: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     """One line per declared semantic difference of the target's adapters (the report
     lists what the spec judged each one by); `AdapterError` for an unknown name."""
-    lines = []
+    lines: list[str] = []
     for name, spec in targets:
         declared = sorted(getattr(load_adapter(spec), "semantics", ()) or ())
         unknown = [d for d in declared if d not in DECLARABLE_SEMANTICS]

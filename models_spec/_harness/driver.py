@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import _thread
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -155,6 +155,11 @@ class LeaseBodyError(RuntimeError):
     """Raised inside a lease or acquire body by an op with ``body_raises=True``."""
 
 
+def _op_tuple(ops: Iterable[Op]) -> tuple[Op, ...]:
+    # A typed converter (attrs' plugin cannot type the bare ``tuple``).
+    return tuple(ops)
+
+
 @attrs.frozen
 class Op:
     """One public operation a thread performs.
@@ -179,7 +184,7 @@ class Op:
     exclusive: bool = False
     body_raises: bool = False
     uses: int = 1
-    inside: tuple[Op, ...] = attrs.field(default=(), converter=tuple)
+    inside: tuple[Op, ...] = attrs.field(default=(), converter=_op_tuple)
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in OP_KINDS:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from types import MemberDescriptorType
 from typing import Any
 
 import lockstep
@@ -66,7 +67,7 @@ def _attributes(obj: object) -> list[tuple[str, Any, Any]]:
         slots = vars(klass).get("__slots__", ())
         for slot in (slots,) if isinstance(slots, str) else slots:
             member = vars(klass).get(slot)
-            if type(member).__name__ != "member_descriptor":
+            if not isinstance(member, MemberDescriptorType):
                 continue
             try:
                 found.append((slot, member.__get__(obj, type(obj)), member))
@@ -113,7 +114,7 @@ def watch_stack(adapter: Any, stack: Any, exclude: Iterable[object] = ()) -> Non
     """
     named = getattr(adapter, "watched", None) is not None
     for obj in watched_objects(adapter, stack, exclude):
-        if named or getattr(type(obj), "__dictoffset__", 0):
+        if named or type(obj).__dictoffset__:
             try:
                 lockstep.watch(obj)
                 continue

@@ -97,7 +97,8 @@ class AppendBeforeLoadCache(WithFixedSizeCache):
                 self._book.lru.append(resolved_id)  # type: ignore[attr-defined]
         return super()._add(request, after_load)
 
-    def _commit_load(self, resolved_id: str, pin: bool) -> None:
+    def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
+        # (B7 is about the order, not weights: the weight is left unrecorded.)
         with self._lru_changed:  # appended before the load already
             self._book.release(resolved_id)
             if pin:

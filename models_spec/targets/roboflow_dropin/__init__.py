@@ -103,7 +103,7 @@ class DropinAdapter:
         inner_models: Sequence[str] = (),
     ) -> Any:
         """A fresh drop-in stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
-        from modelmanager.integrations import roboflow_inference as dropin  # noqa: PLC0415
+        import modelmanager.integrations.roboflow_inference as dropin  # noqa: PLC0415
         from models_spec.targets.roboflow_dropin._stack import DropinStack  # noqa: PLC0415
         from models_spec.targets.roboflow_inference._fakes import (  # noqa: PLC0415
             ARTIFACT_CACHE,
@@ -143,9 +143,9 @@ class DropinAdapter:
         settings when a schedule is replayed), the core's concurrency modules, and the
         drop-in's classes (its locks are created per instance, after patching)."""
         upstream = importlib.import_module("models_spec.targets.roboflow_inference.upstream")
-        from modelmanager.integrations import roboflow_inference  # noqa: PLC0415
+        import modelmanager.integrations.roboflow_inference as integration  # noqa: PLC0415
 
-        dropin = [importlib.import_module(name) for name in roboflow_inference.CONCURRENCY_MODULES]
+        dropin = [importlib.import_module(name) for name in integration.CONCURRENCY_MODULES]
         return [upstream, *_core_modules(), *dropin]
 
     def statistics(self, stack: Any) -> dict[str, int]:
