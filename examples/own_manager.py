@@ -11,7 +11,7 @@ serialise). ``SerialManagerAdapter`` is everything the suite needs from it:
   anything else are reported as skipped, never passed;
 * ``patch_modules`` names the modules whose ``threading`` lockstep swaps.
 
-The suite also *watches* the manager (``models_spec._harness.watching``): its attribute
+The suite also *watches* the manager (``ManagerAdapter.watched``): its attribute
 accesses become switch points and unsynchronised ones are reported as data
 races. ``SerialManager`` reads ``models`` without the lock in ``keys``,
 ``__contains__`` and friends (each a single atomic dict operation), so it

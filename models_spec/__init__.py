@@ -3,7 +3,10 @@
 The sequential reference model (`spec`), the numbered invariants
 (`invariants`), scripted fakes with ghost state (`fakes`) and the adapter
 through which any implementation is put under test (`adapter`).  Only
-re-exports live here; see README.md and the modules for the contracts.
+re-exports live here; README.md lists the public surface (these names, the
+public modules' ``__all__``, the targets) and the modules state the contracts.
+The harness (`models_spec._harness`) and the ``lockstep check`` application
+(`models_spec._check`) are internal.
 """
 
 from models_spec.adapter import CAPABILITIES as CAPABILITIES
@@ -12,6 +15,7 @@ from models_spec.adapter import BareManagerAdapter as BareManagerAdapter
 from models_spec.adapter import CoreAdapter as CoreAdapter
 from models_spec.adapter import ManagerAdapter as ManagerAdapter
 from models_spec.adapter import Snapshot as Snapshot
+from models_spec.adapter import TargetUnavailable as TargetUnavailable
 from models_spec.adapter import core_adapters as core_adapters
 from models_spec.adapter import load_adapter as load_adapter
 from models_spec.fakes import FakeModel as FakeModel
@@ -53,6 +57,7 @@ __all__ = [
     "Snapshot",
     "Spec",
     "SpecState",
+    "TargetUnavailable",
     "apply",
     "check_all",
     "check_linearizable",

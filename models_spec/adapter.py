@@ -16,7 +16,7 @@ import importlib
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, Required, TypedDict, Unpack, runtime_checkable
 
 import attrs
 
@@ -28,6 +28,8 @@ __all__ = [
     "WEIGHTED_CORE",
     "AdapterError",
     "BareManagerAdapter",
+    "BuildKwargs",
+    "BuildOptions",
     "CoreAdapter",
     "ManagerAdapter",
     "Snapshot",
@@ -62,6 +64,57 @@ innermost manager loads before the layers above it are built, which adopt them).
 ``loads``, ``load_failures``, ``removals``, ``removal_failures`` (``lock_timeouts``
 optional), read at quiescence."""
 DEFAULT_MEMORY_THRESHOLD: Final = 0.5  # used when a probe carries no `threshold`
+
+
+class BuildKwargs(TypedDict, total=False):
+    """The keywords `ManagerAdapter.build` takes besides the registry: the one
+    statement of that signature.  The adapters of this package declare
+    ``build(self, registry, **options: Unpack[BuildKwargs])`` and read the values
+    through `BuildOptions`; a user's adapter may spell the keywords out instead
+    (``*, max_size, memory_probe=None, lock_timeout=60.0, queue_lock_timeout=5.0``):
+    the harness calls both alike.
+
+    * `max_size`: the cache's bound in models (None only for an adapter that
+      bounds by weight alone, `weighted_core_adapter`);
+    * `memory_probe`: a probe (`fakes.ScriptedProbe`) or None; with one, the
+      stack evicts while ``probe.free_fraction()`` is below its ``threshold``;
+    * `lock_timeout`, `queue_lock_timeout`: the stack's bounded waits, seconds;
+    * `inner_models`: passed only to an adapter with the "adopt" capability, and
+      only when non-empty: ids the innermost manager loads before the layers
+      above it are built.
+    """
+
+    max_size: Required[int | None]
+    memory_probe: Any
+    lock_timeout: float
+    queue_lock_timeout: float
+    inner_models: Sequence[str]
+
+
+def _ids(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class BuildOptions:
+    """`BuildKwargs` with the defaults filled in (``BuildOptions(**options)``): what
+    one stack is built with.  The defaults live here and nowhere else."""
+
+    max_size: int | None
+    memory_probe: Any = None
+    lock_timeout: float = 60.0
+    queue_lock_timeout: float = 5.0
+    inner_models: tuple[str, ...] = attrs.field(default=(), converter=_ids)
+
+    def cache_kwargs(self, on_full: str = "proceed") -> dict[str, Any]:
+        """The keywords of ``WithFixedSizeCache`` besides the inner layer and
+        ``max_size``: the queue timeout, the full-cache policy `on_full` and, with a
+        probe, the probe and its threshold."""
+        kwargs: dict[str, Any] = {"queue_lock_timeout": self.queue_lock_timeout, "on_full": on_full}
+        if self.memory_probe is not None:
+            kwargs["memory_probe"] = self.memory_probe
+            kwargs["memory_free_threshold"] = _probe_threshold(self.memory_probe)
+        return kwargs
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -128,11 +181,10 @@ class ManagerAdapter(Protocol):
     * `capabilities`: a frozenset, subset of `CAPABILITIES`;
     * `build(registry, *, max_size, memory_probe=None, lock_timeout=60.0,
       queue_lock_timeout=5.0)`: a fresh stack loading from `registry`
-      (a `fakes.ScriptedRegistry`); with a probe, the stack evicts under
-      memory pressure when `probe.free_fraction()` is below
-      `getattr(probe, "threshold", 0.5)`; with the "adopt" capability it
-      also takes ``inner_models=(ids)`` (passed only when non-empty): the
-      innermost manager loads them before the layers above it are built;
+      (a `fakes.ScriptedRegistry`); the keywords are `BuildKwargs` (with a
+      probe, the stack evicts under memory pressure when
+      `probe.free_fraction()` is below `getattr(probe, "threshold", 0.5)`;
+      with the "adopt" capability also ``inner_models``);
     * `snapshot(stack)`: a `Snapshot` (must not switch threads: read
       without taking locks that could block);
     * `patch_modules()`: the modules lockstep must patch to control the
@@ -155,15 +207,7 @@ class ManagerAdapter(Protocol):
     name: str
     capabilities: frozenset[str]
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-    ) -> Any: ...
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any: ...
 
     def snapshot(self, stack: Any) -> Snapshot: ...
 
@@ -302,16 +346,7 @@ class CoreAdapter:
         """The weigher given to the cache: the weight of `resolved_id` in `weights`."""
         return self.weights.get(resolved_id, self.default_weight)
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int | None,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-        inner_models: Sequence[str] = (),
-    ) -> Any:
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any:
         """`Decorator^a(Cache(Decorator^b(Manager)))` with a + b = depth, a = min(1, depth).
 
         `inner_models` are loaded into the manager before the cache adopts them.
@@ -323,23 +358,18 @@ class CoreAdapter:
             WithFixedSizeCache,
         )
 
+        settings = BuildOptions(**options)
         outer = min(1, self.depth)
-        inner: Any = ModelManager(registry, lock_timeout=lock_timeout)
-        for model_id in inner_models:
+        inner: Any = ModelManager(registry, lock_timeout=settings.lock_timeout)
+        for model_id in settings.inner_models:
             inner.add_model(model_id)
         for _ in range(self.depth - outer):
             inner = ModelManagerDecorator(inner)
-        cache_kwargs: dict[str, Any] = {
-            "queue_lock_timeout": queue_lock_timeout,
-            "on_full": self.on_full,
-        }
-        if memory_probe is not None:
-            cache_kwargs["memory_probe"] = memory_probe
-            cache_kwargs["memory_free_threshold"] = _probe_threshold(memory_probe)
+        cache_kwargs = settings.cache_kwargs(self.on_full)
         if self.max_weight is not None:
             cache_kwargs["max_weight"] = self.max_weight
             cache_kwargs["weigher"] = self.weigh
-        stack: Any = WithFixedSizeCache(inner, max_size=max_size, **cache_kwargs)
+        stack: Any = WithFixedSizeCache(inner, max_size=settings.max_size, **cache_kwargs)
         cache = stack
         for _ in range(outer):
             stack = ModelManagerDecorator(stack)
@@ -433,19 +463,11 @@ class BareManagerAdapter:
     name: str = "core-bare-manager"
     capabilities: frozenset[str] = frozenset({"leases", "lifecycle", "aliases", "statistics"})
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-    ) -> Any:
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any:
         """A `ModelManager`; `max_size`, the probe and the queue timeout are ignored."""
         from modelmanager import ModelManager  # noqa: PLC0415
 
-        return ModelManager(registry, lock_timeout=lock_timeout)
+        return ModelManager(registry, lock_timeout=BuildOptions(**options).lock_timeout)
 
     def snapshot(self, stack: Any) -> Snapshot:
         """Registered models, lifecycle table and leases."""

@@ -13,15 +13,17 @@ core adapter and patches the core's concurrency modules plus the bug module
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, Unpack
 
 import attrs
 
 from models_spec.adapter import (
     CAPABILITIES,
     BareManagerAdapter,
+    BuildKwargs,
+    BuildOptions,
     CoreAdapter,
     Snapshot,
     stack_statistics,
@@ -38,21 +40,12 @@ __all__ = [
 BARE_CAPABILITIES = BareManagerAdapter().capabilities
 """What a plain `ModelManager` stack offers (no LRU, pins, capacity or refresh)."""
 
-StackBuilder = Callable[..., Any]
-"""``builder(registry, *, max_size, memory_probe, lock_timeout, queue_lock_timeout,
-inner_models) -> stack``, the keywords of `ManagerAdapter.build`."""
 
+class StackBuilder(Protocol):
+    """``builder(registry, **options) -> stack``: `ManagerAdapter.build` without the
+    adapter (the keywords are `BuildKwargs`)."""
 
-def _cache_kwargs(
-    memory_probe: Any, queue_lock_timeout: float, on_full: str = "proceed"
-) -> dict[str, Any]:
-    # The spec's full-cache policy is "proceed" (admit over the bound) unless
-    # the variant names another one (`cache_over_manager(on_full=...)`).
-    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": on_full}
-    if memory_probe is not None:
-        kwargs["memory_probe"] = memory_probe
-        kwargs["memory_free_threshold"] = float(getattr(memory_probe, "threshold", 0.5))
-    return kwargs
+    def __call__(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any: ...
 
 
 def cache_over_manager(
@@ -69,22 +62,17 @@ def cache_over_manager(
     variant's adapter offers the driver (the spec and I11 judge under it).
     """
 
-    def build(
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-        inner_models: Sequence[str] = (),
-    ) -> Any:
+    def build(registry: Any, **options: Unpack[BuildKwargs]) -> Any:
         from modelmanager import ModelManager, WithFixedSizeCache  # noqa: PLC0415
 
-        manager = (manager_cls or ModelManager)(registry, lock_timeout=lock_timeout)
-        for model_id in inner_models:
+        settings = BuildOptions(**options)
+        manager = (manager_cls or ModelManager)(registry, lock_timeout=settings.lock_timeout)
+        for model_id in settings.inner_models:
             manager.add_model(model_id)
+        # The spec's full-cache policy is "proceed" (admit over the bound) unless
+        # the variant names another one (`cache_over_manager(on_full=...)`).
         return (cache_cls or WithFixedSizeCache)(
-            manager, max_size=max_size, **_cache_kwargs(memory_probe, queue_lock_timeout, on_full)
+            manager, max_size=settings.max_size, **settings.cache_kwargs(on_full)
         )
 
     build.on_full = on_full  # type: ignore[attr-defined]
@@ -94,17 +82,10 @@ def cache_over_manager(
 def bare_manager(manager_cls: Any) -> StackBuilder:
     """A builder of a plain ``manager_cls(registry)`` (cache arguments ignored)."""
 
-    def build(
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-        inner_models: Sequence[str] = (),
-    ) -> Any:
-        manager = manager_cls(registry, lock_timeout=lock_timeout)
-        for model_id in inner_models:
+    def build(registry: Any, **options: Unpack[BuildKwargs]) -> Any:
+        settings = BuildOptions(**options)
+        manager = manager_cls(registry, lock_timeout=settings.lock_timeout)
+        for model_id in settings.inner_models:
             manager.add_model(model_id)
         return manager
 
@@ -122,26 +103,9 @@ class VariantAdapter:
     capabilities: frozenset[str] = CAPABILITIES
     _reader: CoreAdapter = attrs.field(factory=lambda: CoreAdapter(0), init=False, repr=False)
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-        inner_models: Sequence[str] = (),
-    ) -> Any:
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any:
         """The variant's stack over `registry`."""
-        extra: dict[str, Any] = {"inner_models": tuple(inner_models)} if inner_models else {}
-        return self.builder(
-            registry,
-            max_size=max_size,
-            memory_probe=memory_probe,
-            lock_timeout=lock_timeout,
-            queue_lock_timeout=queue_lock_timeout,
-            **extra,
-        )
+        return self.builder(registry, **options)
 
     @property
     def on_full(self) -> str:

@@ -10,10 +10,11 @@ only the innermost `ModelManager` has.  The variant's stack is
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Unpack
 
 from modelmanager import ModelManager, ModelManagerDecorator, WithFixedSizeCache
 from models_spec._harness.catalogue import Bug, Variant
+from models_spec.adapter import BuildKwargs, BuildOptions
 from models_spec.scenarios import Op, Scenario, Setup
 
 __all__ = ["BUG", "InnermostAssumingDecorator"]
@@ -27,21 +28,11 @@ class InnermostAssumingDecorator(ModelManagerDecorator):
         return inner._lifecycle.hold(resolved_id, inner.lock_timeout)  # type: ignore[no-any-return]
 
 
-def _build(
-    registry: Any,
-    *,
-    max_size: int,
-    memory_probe: Any = None,
-    lock_timeout: float = 60.0,
-    queue_lock_timeout: float = 5.0,
-) -> Any:
-    manager = ModelManager(registry, lock_timeout=lock_timeout)
+def _build(registry: Any, **options: Unpack[BuildKwargs]) -> Any:
+    settings = BuildOptions(**options)
+    manager = ModelManager(registry, lock_timeout=settings.lock_timeout)
     inner = InnermostAssumingDecorator(InnermostAssumingDecorator(manager))
-    kwargs: dict[str, Any] = {"queue_lock_timeout": queue_lock_timeout, "on_full": "proceed"}
-    if memory_probe is not None:
-        kwargs["memory_probe"] = memory_probe
-        kwargs["memory_free_threshold"] = float(getattr(memory_probe, "threshold", 0.5))
-    return WithFixedSizeCache(inner, max_size=max_size, **kwargs)
+    return WithFixedSizeCache(inner, max_size=settings.max_size, **settings.cache_kwargs())
 
 
 BUG = Bug(

@@ -12,7 +12,7 @@ directory where this project and `inference` are installed.
 
 `MANIFEST.json` says, per file, what the replay must reproduce (the broken
 invariant and the first line of its message), the bug it is in
-``upstream-bugs.md`` (by B-number) and the version it was recorded on.
+``docs/bugs.md`` (by B-number) and the version it was recorded on.
 `reproduce(entry)` replays one; `changed_message` is what a replay that no
 longer reproduces reports: upstream changed, the bug may be fixed.
 """

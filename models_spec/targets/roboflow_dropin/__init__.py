@@ -35,11 +35,18 @@ import importlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 import attrs
 
-from models_spec.adapter import Snapshot, _core_modules, _probe_threshold, core_adapters
+from models_spec.adapter import (
+    BuildKwargs,
+    BuildOptions,
+    Snapshot,
+    _core_modules,
+    _probe_threshold,
+    core_adapters,
+)
 from models_spec.targets.roboflow_inference._environment import import_upstream
 
 __all__ = ["ADAPTERS", "CAPABILITIES", "DropinAdapter", "nested", "stack"]
@@ -92,16 +99,7 @@ class DropinAdapter:
     capabilities: frozenset[str] = CAPABILITIES
     on_full: str = "proceed"
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-        inner_models: Sequence[str] = (),
-    ) -> Any:
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any:
         """A fresh drop-in stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
         import modelmanager.integrations.roboflow_inference as dropin  # noqa: PLC0415
         from models_spec.targets.roboflow_dropin._stack import DropinStack  # noqa: PLC0415
@@ -110,15 +108,17 @@ class DropinAdapter:
             UpstreamRegistry,
         )
 
-        threshold = 0.0 if memory_probe is None else _probe_threshold(memory_probe)
-        with _settings((lock_timeout, queue_lock_timeout, threshold)):
+        settings = BuildOptions(**options)
+        probe = settings.memory_probe
+        threshold = 0.0 if probe is None else _probe_threshold(probe)
+        with _settings((settings.lock_timeout, settings.queue_lock_timeout, threshold)):
             manager = dropin.ModelManager(
                 UpstreamRegistry(registry), content_addressed_artifact_cache=ARTIFACT_CACHE
             )
-            for model_id in inner_models:
+            for model_id in settings.inner_models:
                 manager.add_model(model_id, None)
             inner: Any = dropin.ModelManagerDecorator(manager) if self.nested else manager
-            top: Any = dropin.WithFixedSizeCache(inner, max_size, memory_probe=memory_probe)
+            top: Any = dropin.WithFixedSizeCache(inner, settings.max_size, memory_probe=probe)
             if self.nested:
                 top = dropin.ModelManagerDecorator(top)
         return DropinStack(top)

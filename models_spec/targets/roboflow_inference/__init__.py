@@ -45,11 +45,11 @@ import importlib
 import inspect
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 import attrs
 
-from models_spec.adapter import Snapshot
+from models_spec.adapter import BuildKwargs, BuildOptions, Snapshot
 from models_spec.targets.roboflow_inference._environment import (
     ENVIRONMENT,
     REQUIREMENTS,
@@ -98,17 +98,10 @@ class UpstreamAdapter:
     """Upstream's deliberate differences from the chosen semantics
     (`models_spec.spec.DECLARABLE_SEMANTICS`), judged as upstream's own rules."""
 
-    def build(
-        self,
-        registry: Any,
-        *,
-        max_size: int,
-        memory_probe: Any = None,
-        lock_timeout: float = 60.0,
-        queue_lock_timeout: float = 5.0,
-    ) -> Any:
-        """A fresh upstream stack loading from `registry` (a `fakes.ScriptedRegistry`)."""
-        del memory_probe, lock_timeout, queue_lock_timeout  # see the module docstring
+    def build(self, registry: Any, **options: Unpack[BuildKwargs]) -> Any:
+        """A fresh upstream stack loading from `registry` (a `fakes.ScriptedRegistry`);
+        only `max_size` is used (see the module docstring)."""
+        max_size = BuildOptions(**options).max_size
         from models_spec.targets.roboflow_inference import upstream  # noqa: PLC0415
         from models_spec.targets.roboflow_inference._stack import UpstreamStack  # noqa: PLC0415
 

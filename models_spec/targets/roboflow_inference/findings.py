@@ -1,4 +1,4 @@
-"""What each failure of the real code is: its bug in ``upstream-bugs.md`` and why.
+"""What each failure of the real code is: its bug in ``docs/bugs.md`` and why.
 
 The explorations find failures by invariant; which reported bug a failure
 is needs a reading of its shrunk swimlanes.  `FINDINGS` records that

@@ -287,7 +287,7 @@ def _render(
     lines += [
         "",
         "A cell is the check's verdict and the invariant of its first failure, with the bug "
-        "that failure is in `upstream-bugs.md`; *also* lists the other failures the "
+        "that failure is in `docs/bugs.md`; *also* lists the other failures the "
         "strategies and the sweep found in the same scenario.",
     ]
     lines += [
@@ -314,7 +314,7 @@ def _render(
         "",
         "### Findings",
         "",
-        "Every distinct failure, its bug in `upstream-bugs.md`, and the checked-in schedule "
+        "Every distinct failure, its bug in `docs/bugs.md`, and the checked-in schedule "
         "that reproduces it (`lockstep replay models_spec/upstream_schedules/FILE`).",
         "",
         "| implementation | scenario | invariant: message | bug | steps | schedule |",

@@ -7,8 +7,8 @@ acts on the answer (:mod:`.fixed_size_cache`): it waits, evicts outside the
 lock, or reserves a slot.
 
 Occupancy counts what the cache has promised memory to: the models loaded
-at this layer plus the capacity slots of cold loads in flight (semantics 3
-of the upstream-bugs notes). A listed id whose removal or unload has
+at this layer plus the capacity slots of cold loads in flight (chosen
+semantics 3 of the spec, ``models_spec/README.md``). A listed id whose removal or unload has
 already unregistered it inside is no longer loaded here, and one that holds
 a slot again is back in flight.
 
