@@ -563,25 +563,36 @@ def _add(
         pins = state.pins | {rid} if pin else state.pins
         return attrs.evolve(state, lru=lru, pins=pins)
     state = _make_room(state, rid, holds_lease=holds_lease is True)
-    # The registry is asked only now (the inner manager's add), after eviction.
+    try:
+        state = _load(state, rid, pin=pin)
+    except _Raise as failure:
+        raise _Raise(failure.name, _restore(failure.state, rid), failure.subject) from None
+    return _restore(state, rid)
+
+
+def _load(state: SpecState, rid: str, *, pin: bool) -> SpecState:
+    """The load of a cold add, after its evictions (the one-point add's and a
+    three-point add's completion share it): the registry is asked (an unknown id
+    raises its error), the constructor attempt is consumed (a scripted failure
+    raises `ScriptedLoadError` with nothing registered), and the model is
+    registered at the most-recent end, pinned if `pin`."""
     if not state.config.accepts(rid):
-        raise _Raise(state.config.unknown_id_error, _restore(state, rid))
+        raise _Raise(state.config.unknown_id_error, state)
     attempts = dict(state.load_attempts)
     attempt = attempts.get(rid, 0) + 1
     attempts[rid] = attempt
     state = attrs.evolve(state, load_attempts=_sorted_pairs(attempts))
     if state.config.script.fails(LOAD, rid, attempt):
-        raise _Raise("ScriptedLoadError", _restore(state, rid), (rid, attempt))
+        raise _Raise("ScriptedLoadError", state, (rid, attempt))
     models = state.models
     models[rid] = f"{rid}#{attempt}"
-    state = attrs.evolve(
+    return attrs.evolve(
         state,
         registered=_sorted_pairs(models),
         lru=(*state.lru, rid),
         pins=state.pins | {rid} if pin else state.pins,
         weighed=state.weighed | {rid},
     )
-    return _restore(state, rid)
 
 
 def _admitted_entry(state: SpecState, oid: object) -> tuple[int, str, str] | None:
@@ -693,23 +704,7 @@ def _complete(state: SpecState, op: tuple[Any, ...]) -> tuple[SpecState, str | N
             if pin is True:
                 state = attrs.evolve(state, pins=state.pins | {rid})
         else:
-            if not state.config.accepts(rid):
-                raise _Raise(state.config.unknown_id_error, state)
-            attempts = dict(state.load_attempts)
-            attempt = attempts.get(rid, 0) + 1
-            attempts[rid] = attempt
-            state = attrs.evolve(state, load_attempts=_sorted_pairs(attempts))
-            if state.config.script.fails(LOAD, rid, attempt):
-                raise _Raise("ScriptedLoadError", state, (rid, attempt))
-            models = state.models
-            models[rid] = f"{rid}#{attempt}"
-            state = attrs.evolve(
-                state,
-                registered=_sorted_pairs(models),
-                lru=(*state.lru, rid),
-                pins=state.pins | {rid} if pin is True else state.pins,
-                weighed=state.weighed | {rid},
-            )
+            state = _load(state, rid, pin=pin is True)
     if lease is True:
         state, token = _lease(state, rid)
         return state, token

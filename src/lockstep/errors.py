@@ -2,6 +2,14 @@
 
 Every public entry point validates its arguments and raises one of these with the
 offending value and what was expected; nothing changes state when it does.
+
+`InvalidArgument` and `InvalidArgumentType` have namesakes in `modelmanager.errors` on
+purpose: lockstep and the model manager never import each other (lockstep knows
+nothing of models, the core nothing of its test harness), and each package's errors
+share one root, so ``except LockstepError`` catches every error lockstep raises.  A
+shared class would need a third package both depend on, for two lines; both derive
+from the same builtins (``ValueError``, and ``TypeError`` for the type error), which
+is what a caller that handles either catches.
 """
 
 from __future__ import annotations

@@ -7,6 +7,14 @@ shared, so callers can catch either the precise class or the builtin one
 A constructor's own exception is never wrapped: it propagates unchanged, and a
 secondary failure during cleanup is attached to it as a note, never
 substituted for it (invariant I16).
+
+:class:`InvalidArgument` and :class:`InvalidArgumentType` have namesakes in
+``lockstep.errors`` on purpose: the model manager and lockstep never import each
+other (the product carries no test harness), and each package's errors share one
+root, so ``except ModelManagerError`` catches every error the manager raises.  A
+shared class would need a third package both depend on, for two lines; both derive
+from the same builtins (``ValueError``, and ``TypeError`` for the type error), which
+is what a caller that handles either catches.
 """
 
 from __future__ import annotations
