@@ -43,8 +43,6 @@ from models_spec.adapter import (
     BuildKwargs,
     BuildOptions,
     Snapshot,
-    _core_modules,
-    _probe_threshold,
     core_adapters,
 )
 from models_spec.targets.roboflow_inference._environment import import_upstream
@@ -110,7 +108,7 @@ class DropinAdapter:
 
         settings = BuildOptions(**options)
         probe = settings.memory_probe
-        threshold = 0.0 if probe is None else _probe_threshold(probe)
+        threshold = settings.cache_kwargs().get("memory_free_threshold", 0.0)
         with _settings((settings.lock_timeout, settings.queue_lock_timeout, threshold)):
             manager = dropin.ModelManager(
                 UpstreamRegistry(registry), content_addressed_artifact_cache=ARTIFACT_CACHE
@@ -146,7 +144,7 @@ class DropinAdapter:
         import modelmanager.integrations.roboflow_inference as integration  # noqa: PLC0415
 
         dropin = [importlib.import_module(name) for name in integration.CONCURRENCY_MODULES]
-        return [upstream, *_core_modules(), *dropin]
+        return [upstream, *core_adapters()[0].patch_modules(), *dropin]
 
     def statistics(self, stack: Any) -> dict[str, int]:
         """The core's counters."""
