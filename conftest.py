@@ -92,12 +92,20 @@ def collector_changes(
     before: tuple[tuple[int, ...], bool, int], after: tuple[tuple[int, ...], bool, int]
 ) -> list[str]:
     """What a test changed in the collector's settings, in words (empty: nothing)."""
-    names = ("thresholds (gc.get_threshold())", "enabled (gc.isenabled())", "frozen objects")
-    return [
-        f"{name}: {b} before, {a} after"
-        for name, b, a in zip(names, before, after, strict=True)
-        if a != b
-    ]
+    (thresholds, enabled, frozen), (thresholds_now, enabled_now, frozen_now) = before, after
+    changes = []
+    if thresholds_now != thresholds:
+        changes.append(
+            f"thresholds (gc.get_threshold()): {thresholds} before, {thresholds_now} after"
+        )
+    if enabled_now != enabled:
+        changes.append(f"enabled (gc.isenabled()): {enabled} before, {enabled_now} after")
+    # More frozen objects is a freeze, none left of some an unfreeze. Fewer, but not none,
+    # is no change a test made: a frozen object that is freed (its last reference dropped,
+    # by this thread or another, e.g. xdist's I/O thread) leaves the frozen set with it.
+    if frozen_now > frozen or (frozen > 0 and frozen_now == 0):
+        changes.append(f"frozen objects: {frozen} before, {frozen_now} after")
+    return changes
 
 
 @pytest.fixture(autouse=True)
