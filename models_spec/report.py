@@ -24,7 +24,6 @@ import hashlib
 import os
 import shlex
 import textwrap
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -32,7 +31,13 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 import lockstep
-from lockstep.report import HtmlSection, abbreviate, history_fragment, render_html
+from lockstep.report import (
+    HtmlSection,
+    abbreviate,
+    format_exception,
+    history_fragment,
+    render_html,
+)
 from lockstep.suites import CaseResult
 from models_spec.invariants import CATALOGUE
 
@@ -45,10 +50,13 @@ __all__ = [
     "RunSummary",
     "case_result",
     "explain_failure",
+    "failure_detail",
     "failure_line",
     "failure_reports",
+    "fit_lines",
     "replay_command",
     "safe_stem",
+    "verbose_block",
     "wrap_text",
     "write_artifacts",
 ]
@@ -77,6 +85,28 @@ def _wrap(text: str, indent: str = "  ") -> str:
 def wrap_text(text: str) -> str:
     """``text`` wrapped to 100 columns (continuation lines indented)."""
     return _wrap(text, "")
+
+
+def fit_lines(lines: Sequence[str]) -> list[str]:
+    """Each of ``lines`` wrapped to 100 columns at word boundaries, a continuation indented
+    4 more than its line; a path or another word longer than a line is never cut."""
+    fitted: list[str] = []
+    for line in lines:
+        if len(line) <= TEXT_WIDTH:
+            fitted.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        fitted.extend(
+            textwrap.wrap(
+                line.strip(),
+                TEXT_WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return fitted
 
 
 def safe_stem(*parts: str) -> str:
@@ -110,9 +140,12 @@ def replay_command(schedule: Path) -> str:
 
 
 def write_artifacts(
-    directory: Path, stem: str, failure: lockstep.Failure, *, title: str
+    directory: Path, stem: str, failure: lockstep.Failure, *, title: str, description: str = ""
 ) -> Artifacts:
     """Save ``failure``'s schedule and HTML timeline as ``directory/stem.{json,html}``.
+
+    ``description`` (the scenario's story: its title and each thread's calls) heads the
+    timeline, so the page says what was asked of the code without anything else open.
 
     Created exclusively: a name already taken gets ``-2``, ``-3``... (never
     overwrites). Returns the absolute paths.
@@ -146,6 +179,7 @@ def write_artifacts(
             failure_message=abbreviate(failure.message, 4000),
             extra_sections=sections,
             marked_steps=() if failure.race is None else failure.race.marks(),
+            description=description or None,
         ),
         encoding="utf-8",
     )
@@ -192,15 +226,31 @@ def _abbreviate_lines(text: str, limit: int = _MESSAGE_LIMIT) -> str:
 
 
 def _traceback(failure: lockstep.Failure) -> str | None:
-    if failure.exception is None or failure.kind not in ("exception", "invariant"):
+    """The traceback a report shows: none for an invariant the checker raised (its message
+    says it all); the code under test's frames first for an exception, the checker's and
+    lockstep's left out (`lockstep.report.format_exception`)."""
+    if failure.exception is None or not failure.shows_traceback:
         return None
-    if failure.kind == "invariant":
-        return None  # the message says it all; the traceback is the checker's own
-    text = "".join(traceback.format_exception(failure.exception)).rstrip()
+    text = format_exception(failure.exception)
     lines = text.splitlines()
     if len(lines) > _TRACEBACK_LINES:
         lines = [*lines[:5], f"... {len(lines) - _TRACEBACK_LINES} lines ...", *lines[-24:]]
     return "\n".join(abbreviate(line, TEXT_WIDTH * 2) for line in lines)
+
+
+def _labelled(label: str, value: str) -> str:
+    """``  label value`` on one line when it fits 100 columns, else the value on the next
+    line, indented (a path is never cut)."""
+    line = f"  {label} {value}"
+    return line if len(line) <= TEXT_WIDTH else f"  {label.rstrip()}\n    {value}"
+
+
+def failure_detail(failure: lockstep.Failure) -> str:
+    """The checker's own account of ``failure`` ("" when it has none): for an invariant,
+    the violation's `detail` (the spec's encodings and state, the values it compared),
+    which the default report leaves out and ``--verbose`` prints."""
+    detail = getattr(failure.exception, "detail", "")
+    return detail if isinstance(detail, str) else ""
 
 
 def explain_failure(
@@ -215,13 +265,13 @@ def explain_failure(
 
     ``shrunk``: whether the failing interleaving was minimised; the heading says which,
     so nobody reads a search's first failing schedule as a minimal one. ``scenario``:
-    what the scenario does (:meth:`Scenario.describe`: its title and each thread's
+    what the scenario does (:meth:`Scenario.story`: its title and each thread's
     operations), printed under the heading so that a failure of a manager the reader
     did not write (``--target``) says what was asked of it without looking anything up.
     """
-    parts = [abbreviate(heading, TEXT_WIDTH * 2)]
+    parts = [_wrap(abbreviate(heading, TEXT_WIDTH * 2), "")]
     if scenario:
-        parts.append(_wrap("Scenario " + scenario.strip(), "  "))
+        parts.append(_wrap(scenario.strip(), "  "))
     parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
     traceback_text = _traceback(failure)
     if traceback_text:
@@ -240,9 +290,9 @@ def explain_failure(
     marked = () if failure.race is None else failure.race.marks()
     parts.append(trace.swimlanes(max_width=TEXT_WIDTH, marked=marked))
     if artifacts is not None:
-        parts.append(f"  schedule:  {artifacts.schedule}")
-        parts.append(f"  timeline:  {artifacts.html}")
-        parts.append(f"  reproduce: {replay_command(artifacts.schedule)}")
+        parts.append(_labelled("schedule: ", str(artifacts.schedule)))
+        parts.append(_labelled("timeline: ", str(artifacts.html)))
+        parts.append(_labelled("reproduce:", replay_command(artifacts.schedule)))
     elif failure.replay_command:
         parts.append(_wrap(f"reproduce: {abbreviate(failure.replay_command, 400)}"))
     return "\n".join(parts)
@@ -296,6 +346,7 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
         "elapsed": round(cell.elapsed, 3),
         "search_caught": list(cell.caught_by),
         "message": summary,
+        "detail": cell.detail,
         "modes": [
             {
                 "mode": m.mode,
@@ -327,16 +378,25 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
     )
 
 
-def failure_reports(cells: Sequence[Cell]) -> list[str]:
-    """The explanation of every cell that makes the run fail, separated by blank lines."""
+def failure_reports(cells: Sequence[Cell], *, verbose: bool = False) -> list[str]:
+    """The explanation of every cell that makes the run fail, separated by blank lines;
+    with ``verbose`` each followed by the checker's own account (`failure_detail`)."""
     lines: list[str] = []
     bad = [c for c in cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED")]
     for number, cell in enumerate(bad, 1):
         text = _escaped_text(cell) if cell.verdict == "ESCAPED" else cell.explanation
         lines.append(f"--- {cell.verdict} {number}/{len(bad)} " + "-" * 40)
-        lines.append(text or f"{cell.verdict} {cell.scenario} on {cell.implementation}")
+        text = text or f"{cell.verdict} {cell.scenario} on {cell.implementation}"
+        lines.append("\n".join(fit_lines(text.splitlines())))
+        if verbose and cell.detail:
+            lines.append(verbose_block(cell.detail))
         lines.append("")
     return lines
+
+
+def verbose_block(detail: str) -> str:
+    """``detail`` under a heading that says whose terms it is in (``--verbose``)."""
+    return "  Detail (the checker's own terms, --verbose):\n" + _wrap(detail, "    ")
 
 
 @attrs.frozen
