@@ -47,6 +47,7 @@ strategies, fresh state per execution), so the table is the same as with
 from __future__ import annotations
 
 import multiprocessing
+import re
 import signal
 import sys
 import time
@@ -116,6 +117,7 @@ __all__ = [
     "plan_jobs",
     "render_table",
     "run_job",
+    "table_rows",
 ]
 
 DEFAULT_BUDGET: Final = 30
@@ -747,6 +749,36 @@ def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
         if len(label) > widths[2]:
             lines.append(abbreviate(f"      {label}", TEXT_WIDTH))
     return "\n".join(lines)
+
+
+def table_rows(text: str) -> list[tuple[str, ...]]:
+    """The rows of a table `render_table` printed in ``text``: (scenario, implementation,
+    verdict, invariant, executions[, time], search caught or ""), in order (for tests and
+    scripts that read the printed table)."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith("scenario / "))
+    except StopIteration:
+        return []
+    rows: list[list[str]] = []
+    scenario = name = ""
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            scenario = line.strip()
+        elif line.startswith("      ") and rows and rows[-1][3] == "(below)":
+            rows[-1][3] = line.strip()
+        else:
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) == 1 and line.startswith("  ") and not line.startswith("   "):
+                name = cells[0]
+                continue
+            if line.startswith("   "):  # a row whose name is on the line above
+                cells = [name, *cells]
+            rows.append([scenario, *cells])
+    width = max((len(row) for row in rows), default=0)
+    return [tuple(row + [""] * (width - len(row))) for row in rows]
 
 
 def _missed(cell: Cell, result: ModeResult) -> bool:

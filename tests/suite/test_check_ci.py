@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from models_spec.suite import table_rows
+
 from .user_project import write_project
 
 RUNNER = "import sys; from lockstep._cli import main; sys.exit(main(sys.argv[1:]))"
@@ -44,12 +46,7 @@ def project(tmp_path: Path) -> Path:
 
 def _rows(stdout: str, implementation: str) -> dict[str, str]:
     """scenario -> verdict, from the printed table."""
-    rows = {}
-    for line in stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] == implementation:
-            rows[parts[0]] = parts[2]
-    return rows
+    return {parts[0]: parts[2] for parts in table_rows(stdout) if parts[1] == implementation}
 
 
 def test_target_is_imported_from_the_current_directory(project: Path) -> None:
@@ -316,7 +313,7 @@ def test_an_interrupt_keeps_the_partial_table_and_returns_130(
     assert total > 3
     assert len(recorder.cases) == 2
     assert f"INTERRUPTED after 2 of {total} cell(s)" in text
-    assert len([line for line in text.splitlines() if line.startswith("B")]) == 2  # two rows
+    assert len(table_rows(text)) == 2  # two rows
 
 
 def test_a_stall_ends_its_cell_without_trying_the_other_strategies(project: Path) -> None:

@@ -212,7 +212,8 @@ def test_an_exception_of_the_users_code_keeps_its_traceback_the_users_frames_fir
     scenario = get_scenario("B10-alias-is-the-key")
     outcome = explore_scenario(scenario, _BrokenAdapter(), strategy="random", budget=1)
     failure = outcome.failure
-    assert failure is not None and failure.kind == "exception"
+    assert failure is not None
+    assert failure.kind == "exception"
     for text in (
         failure.render(),
         explain_failure(failure, heading="h", artifacts=None, scenario=scenario.story()),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec.suite import ModelManagerSuite
+from models_spec.suite import ModelManagerSuite, table_rows
 from models_spec.targets.roboflow_inference.record import DOC, TARGET
 from tests.upstream._upstream import require_upstream
 
@@ -35,9 +35,8 @@ EXPECTED_FAILS = {
 def _rows(text: str) -> list[tuple[str, ...]]:
     """(scenario, implementation, verdict, invariant, executions) of each table row."""
     rows = []
-    for line in text.splitlines():
-        cells = re.split(r"\s{2,}", line.strip())
-        if len(cells) >= 5 and (cells[0].startswith("B") or cells[0].startswith("random-")):
+    for cells in table_rows(text):
+        if cells[0].startswith("B") or cells[0].startswith("random-"):
             time_free = [c for c in cells if not re.fullmatch(r"\d+\.\d+s", c)]
             rows.append(tuple(time_free[:5]))
     return rows
