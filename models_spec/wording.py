@@ -201,4 +201,3 @@ def linearizability_message(
         f"and its return). The order that explains the most: {sequence}. After those calls "
         f"{state_text(state, lru=lru)}, so a correct manager's {call} {verdict}"
     )
-

@@ -284,9 +284,7 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     else:
         print("\noutcome: no failure", file=out)
     if args.html:
-        _write_html(
-            args.html, result, result.schedule.with_choices(schedule.choices), description
-        )
+        _write_html(args.html, result, result.schedule.with_choices(schedule.choices), description)
         print(f"HTML timeline written to {os.path.abspath(args.html)}", file=out)
     return EXIT_OK
 

@@ -76,9 +76,7 @@ def _hidden_files(exc: BaseException | None) -> set[str]:
         tb = exc.__traceback__
         while tb is not None:
             frame = tb.tb_frame
-            if frame.f_locals.get("__tracebackhide__") or frame.f_globals.get(
-                "__tracebackhide__"
-            ):
+            if frame.f_locals.get("__tracebackhide__") or frame.f_globals.get("__tracebackhide__"):
                 hidden.add(frame.f_code.co_filename)
             tb = tb.tb_next
         exc = exc.__cause__ or exc.__context__
