@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import textwrap
 from collections.abc import Sequence
@@ -186,11 +187,27 @@ def write_artifacts(
     return Artifacts(schedule_path, html_path)
 
 
+_LOCKSTEP_PREFIX: Final = re.compile(
+    r"invariant (\S+) violated after step (\d+): (?:\1 violated: )?"
+)
+"""How lockstep words an invariant failure (``invariant I4 violated after step 62: ...``),
+followed by the violation's own ``I4 violated:``: said once, by `_what`, in the report."""
+
+
+def _said(failure: lockstep.Failure) -> tuple[str, str]:
+    """(" at step N" or "", the message without lockstep's and the violation's prefixes)."""
+    text = failure.message.strip()
+    found = _LOCKSTEP_PREFIX.match(text) if failure.kind == "invariant" else None
+    if found is None:
+        return "", text
+    return f" at step {found.group(2)}", text[found.end() :]
+
+
 def _what(failure: lockstep.Failure) -> str:
     if failure.kind == "invariant" and failure.invariant:
         info = CATALOGUE.get(str(failure.invariant))
         title = f" ({info.title})" if info is not None else ""
-        return f"{failure.invariant}{title} broken"
+        return f"{failure.invariant}{title} broken{_said(failure)[0]}"
     if failure.kind == "exception" and failure.exception is not None:
         return f"{type(failure.exception).__name__} raised"
     return str(failure.kind)
@@ -198,7 +215,8 @@ def _what(failure: lockstep.Failure) -> str:
 
 def failure_line(failure: lockstep.Failure) -> str:
     """One line: what broke (invariant id and title, or the failure kind) and the message."""
-    first = failure.message.strip().splitlines()[0] if failure.message.strip() else ""
+    message = _said(failure)[1]
+    first = message.splitlines()[0] if message else ""
     return abbreviate(f"{_what(failure)}: {first}", _MESSAGE_LIMIT)
 
 
@@ -272,7 +290,7 @@ def explain_failure(
     parts = [_wrap(abbreviate(heading, TEXT_WIDTH * 2), "")]
     if scenario:
         parts.append(_wrap(scenario.strip(), "  "))
-    parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
+    parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(_said(failure)[1])}"))
     traceback_text = _traceback(failure)
     if traceback_text:
         parts.append(_wrap(traceback_text, "    "))
@@ -386,8 +404,9 @@ def failure_reports(cells: Sequence[Cell], *, verbose: bool = False) -> list[str
     for number, cell in enumerate(bad, 1):
         text = _escaped_text(cell) if cell.verdict == "ESCAPED" else cell.explanation
         lines.append(f"--- {cell.verdict} {number}/{len(bad)} " + "-" * 40)
+        # explain_failure wraps its text itself; a replay command stays whole on its line.
         text = text or f"{cell.verdict} {cell.scenario} on {cell.implementation}"
-        lines.append("\n".join(fit_lines(text.splitlines())))
+        lines.append(wrap_text(text) if cell.verdict == "ESCAPED" else text)
         if verbose and cell.detail:
             lines.append(verbose_block(cell.detail))
         lines.append("")
