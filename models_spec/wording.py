@@ -184,14 +184,18 @@ def linearizability_message(
         if _done(op) and id(source) not in placed:
             placed.add(id(source))
             order.append(f"{source.process}: {call_text(source.input)}")
-    expected, _ = apply(state, culprit.input)
+    try:
+        expected, _ = apply(state, culprit.input)
+    except ValueError:  # an input the spec cannot apply here: no answer to offer
+        expected = None
     call = call_text(original.input)
     observed = outcome_text(original.output)
     sequence = "; ".join(order) if order else "none of the other calls"
     answer = outcome_text(expected)
     if expected == ("raise", "_Blocked"):
         verdict = "could not have taken effect there yet (it would still wait for another call)"
-    elif answer == observed:  # a point of the call (its eviction) failed, not its answer
+    elif expected is None or answer == observed:  # no answer fits, or a point of the call
+        # (its eviction) failed rather than its answer
         verdict = "could not have answered that way at any instant of the call"
     else:
         verdict = f"would have {answer} there"

@@ -57,7 +57,12 @@ def test_a_failing_run_writes_under_output_dir_and_the_named_files_only(
     ]
     assert not outside, files
     assert any(f.endswith(".json") for f in files if f.startswith("out/run-"))
-    assert any(f.endswith(".html") for f in files if f.startswith("out/run-"))
+    pages = [tmp_path / f for f in files if f.startswith("out/run-") and f.endswith(".html")]
+    assert pages
+    # Each timeline opens with what the scenario asks of the manager.
+    html = pages[0].read_text(encoding="utf-8")
+    assert '<pre class="description">Scenario B1-remove-add-generation-split' in html
+    assert "thread W: add_model(&#x27;X&#x27;)" in html
     cases = json.loads((tmp_path / "ci/r.json").read_text())["suites"]["modelmanager"]["cases"]
     assert all("detail" in case for case in cases)
 
