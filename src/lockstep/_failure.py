@@ -94,13 +94,14 @@ def _user_frames(
     return traceback.StackSummary.from_list(kept), len(formatted.stack) - len(kept)
 
 
-def format_exception(exc: BaseException) -> str:
+def format_exception(exc: BaseException, *, harness: bool = False) -> str:
     """The traceback of ``exc`` without lockstep's own frames (the scheduler's plumbing)
     nor a harness's (frames that set ``__tracebackhide__``, as pytest honours it): the
     code under test's frames come first. A line says how many frames were left out.
-    "" when no frame is left and the exception says it all itself (``kind``
-    "invariant": see `Failure`); otherwise the exception's own lines stay."""
-    hidden = _hidden_files(exc)
+    (Whether a report shows it at all is `Failure.shows_traceback`: an invariant whose
+    frames are all left out says everything in its message.) ``harness``: keep the
+    harness's frames too (only lockstep's are left out), for debugging it."""
+    hidden = set() if harness else _hidden_files(exc)
     formatted = traceback.TracebackException.from_exception(exc)
     chain: traceback.TracebackException | None = formatted
     dropped = 0
@@ -213,13 +214,15 @@ class Failure:
 
     def render(self, *, verbose: bool = False, description: str = "") -> str:
         """``str(failure)``; ``description`` (what the scenario does) first, and with
-        ``verbose`` the check's own account (`detail`) after the message."""
+        ``verbose`` the check's own account (`detail`) after the message and the whole
+        traceback, a harness's frames included (for whoever debugs the check)."""
         parts = [description.rstrip()] if description.strip() else []
         parts.append(f"lockstep found a failure ({self.kind}): {self.message}")
         if verbose and self.detail:
             parts.append("Detail (the check's own terms):\n" + self.detail)
-        if self.exception is not None and self.shows_traceback:
-            parts.append(format_exception(self.exception))
+        shown = self.shows_traceback or (verbose and self.kind in ("exception", "invariant"))
+        if self.exception is not None and shown:
+            parts.append(format_exception(self.exception, harness=verbose))
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
         marked: dict[int, str] = {}

@@ -164,6 +164,7 @@ def test_a_replay_starts_with_the_scenario_and_shows_no_harness_traceback() -> N
     code, verbose = _replay_cli("-v", str(SCHEDULES / "B07-duplicate-lru.json"))
     assert code == 1
     assert "Detail (the check's own terms):\nlru=('X', 'X')" in verbose
+    assert 'invariants.py", line' in verbose  # the whole traceback, for debugging the check
 
 
 def test_show_html_starts_with_the_scenario(tmp_path: Path) -> None:
