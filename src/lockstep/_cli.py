@@ -372,11 +372,16 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
     stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in args.scenario)[:80]
     path = _save_unique(failure.schedule, save_dir, f"{stem}-{failure.kind}").resolve()
     html = path.with_suffix(".html")
+    description = scenario_description(scenario)
     _write_html(
-        str(html), ExecutionResult(failure.schedule, failure.trace, failure), failure.schedule
+        str(html),
+        ExecutionResult(failure.schedule, failure.trace, failure),
+        failure.schedule,
+        description,
     )
     # The file records the patch and line modules: the command needs no flags.
-    text = str(failure.with_replay_command(shlex.join(["lockstep", "replay", str(path)])))
+    command = shlex.join(["lockstep", "replay", str(path)])
+    text = failure.with_replay_command(command).render(description=description)
     head, sep, tail = text.rpartition("\n\nReplay it with:")
     saved = f"\n\nSchedule saved to {path}\nHTML timeline:     {html}"
     print(head + saved + sep + tail if sep else text + saved, file=out)
