@@ -94,6 +94,9 @@ def outcome_text(outcome: Any) -> str:
     if kind == "raise":
         if value == "_Blocked":
             return "could not have taken effect yet (it would still wait for another call)"
+        name = str(value)
+        if name.startswith("ExceptionGroup(") and name.endswith(")"):
+            return f"raised an ExceptionGroup of {name[len('ExceptionGroup(') : -1]}"
         return f"raised {value}"
     if kind != "ok":
         return f"gave {outcome!r}"

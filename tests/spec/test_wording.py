@@ -38,6 +38,10 @@ def test_calls(encoded: tuple[object, ...], said: str) -> None:
         (("ok", "X#2"), "handed out the model of 'X' from its load #2"),
         (("ok", True), "returned True"),
         (("raise", "LockTimeout"), "raised LockTimeout"),
+        (
+            ("raise", "ExceptionGroup(ScriptedUnloadError)"),
+            "raised an ExceptionGroup of ScriptedUnloadError",
+        ),
         (None, "had no recorded outcome (it never returned)"),
     ],
 )
