@@ -37,7 +37,7 @@ def test_a_real_thread_in_the_target_is_an_error_naming_the_module() -> None:
     assert "B1-remove-add-generation-split" in rows, text
     for row in rows.values():
         assert row[2:4] == ["ERROR", "uncontrolled thread"], row
-        assert row[5] == "1"  # the cell stopped at the first mode that met it
+        assert row[4] == "1"  # the cell stopped at the first mode that met it
     assert "probably 'concurrent.futures.thread'" in text
 
 
