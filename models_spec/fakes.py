@@ -36,6 +36,9 @@ import attrs
 # report near them must not take them for the code's own synchronisation
 # (lockstep._memory._uncontrolled).
 __lockstep_harness__ = True
+# Its frames are left out of the tracebacks lockstep and pytest show (a failure is
+# explained in the code under test's terms, lockstep._failure.format_exception).
+__tracebackhide__ = True
 
 __all__ = [
     "LOAD",

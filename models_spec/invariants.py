@@ -40,6 +40,10 @@ from models_spec.adapter import Snapshot
 from models_spec.fakes import Ghost, ScriptedUnloadError
 from models_spec.spec import explain, step
 
+# The checker's own frames are left out of the tracebacks lockstep and pytest show
+# (lockstep._failure.format_exception): a failure is explained in the code's terms.
+__tracebackhide__ = True
+
 __all__ = [
     "CATALOGUE",
     "SAFE_POLICIES",
@@ -76,20 +80,37 @@ __all__ = [
 
 
 class InvariantViolation(AssertionError):
-    """An invariant does not hold: `invariant` (e.g. "I4"), `message`, `details`."""
+    """An invariant does not hold: `invariant` (e.g. "I4"), `message`, `details`.
+
+    `message` says what went wrong in the terms of the manager's own API: which
+    call of which thread returned or raised what, or what the manager held, and
+    what a correct manager does there and why. It never shows the harness's own
+    values (the spec's encodings, snapshots, fake models' reprs): those are
+    `details`, rendered as text by `detail` (what ``--verbose`` prints).
+    ``str(violation)`` is ``"<id> violated: <message>"``.
+    """
 
     def __init__(self, invariant: str, message: str, **details: object) -> None:
         self.invariant = invariant
         self.message = message
         self.details: dict[str, object] = details
-        # A multi-line text detail (I15's explanation) is shown as text on the lines
-        # after the headline, not as a repr with its newlines escaped.
-        blocks = {k: v for k, v in details.items() if isinstance(v, str) and "\n" in v}
-        extra = "; ".join(f"{k}={v!r}" for k, v in details.items() if k not in blocks)
-        text = f"{invariant} violated: {message}" + (f" [{extra}]" if extra else "")
-        for block in blocks.values():
-            text += "\n" + textwrap.indent(str(block).rstrip(), "  ")
-        super().__init__(text)
+        super().__init__(f"{invariant} violated: {message}")
+
+    def amend(self, addition: str) -> None:
+        """Append `addition` (a sentence of context, e.g. the calls in flight) to the message."""
+        self.message = f"{self.message}{addition}"
+        self.args = (f"{self.invariant} violated: {self.message}",)
+
+    @property
+    def detail(self) -> str:
+        """The checker's own data (``key=value`` and multi-line blocks such as I15's
+        explanation), for a reader who knows the spec: "" when there is none."""
+        blocks = {k: v for k, v in self.details.items() if isinstance(v, str) and "\n" in v}
+        lines = [f"{k}={v!r}" for k, v in self.details.items() if k not in blocks]
+        for key, block in blocks.items():
+            lines.append(f"{key}:")
+            lines.append(textwrap.indent(str(block).rstrip(), "  "))
+        return "\n".join(lines)
 
 
 class InvariantSkipped(Exception):
@@ -115,6 +136,28 @@ def _is_torn_down(model: object) -> bool:
     return bool(getattr(model, "torn_down", False))
 
 
+def _ids(ids: Iterable[str]) -> str:
+    """Model ids as a reader writes them: ``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [repr(i) for i in ids]
+    if len(quoted) <= 1:
+        return quoted[0] if quoted else "none"
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _listing(ids: Iterable[str]) -> str:
+    """An ordered listing of ids: ``['a', 'b']`` (a plain list, whatever the container)."""
+    return "[" + ", ".join(repr(i) for i in ids) + "]"
+
+
+def _model(model: object) -> str:
+    """A model the scripted registry built, in words: "the model of 'X' from its load #2"."""
+    rid = getattr(model, "resolved_id", None)
+    attempt = getattr(model, "attempt", None)
+    if rid is None:
+        return f"a {type(model).__name__}"
+    return f"the model of {rid!r} from its load #{attempt}" if attempt else f"a model of {rid!r}"
+
+
 # -- state invariants ---------------------------------------------------------
 
 
@@ -130,17 +173,27 @@ def check_i1(snapshot: Snapshot, ghost: Ghost | None = None) -> None:
         if reservations < 1:
             _fail(
                 "I1",
-                f"lifecycle entry of {rid!r} has {reservations} reservations but was not retired",
+                f"the manager's lifecycle table keeps an entry for {rid!r} that nobody "
+                f"reserves ({reservations} reservations): an entry must go when its last "
+                f"reservation does, or a later add of {rid!r} waits on a load that is over",
                 resolved_id=rid,
                 generation=generation,
             )
         if held and reservations < 1:
             _fail(
-                "I1", f"lifecycle entry of {rid!r} is held without a reservation", resolved_id=rid
+                "I1",
+                f"the manager's lifecycle entry for {rid!r} is held by a thread that has no "
+                "reservation on it: only a thread that reserved an entry may hold it",
+                resolved_id=rid,
             )
     dup = [g for g, n in generations.items() if n > 1]
     if dup:
-        _fail("I1", f"generation(s) {dup} shared by several entries", generations=dup)
+        _fail(
+            "I1",
+            f"several lifecycle entries share the generation number(s) {dup}: every load "
+            "gets a generation of its own, so a waiter can tell a new load from an old one",
+            generations=dup,
+        )
 
 
 def check_i2(snapshot: Snapshot | None, ghost: Ghost) -> None:
@@ -148,15 +201,37 @@ def check_i2(snapshot: Snapshot | None, ghost: Ghost) -> None:
     overlapping `clear_cache` of the same id (from the ghost)."""
     for rid, peak in ghost.max_constructing.items():
         if peak > 1:
-            _fail("I2", f"{peak} constructors of {rid!r} ran at once", resolved_id=rid)
+            _fail(
+                "I2",
+                f"{peak} factory calls building {rid!r} ran at the same time: a correct "
+                f"manager builds {rid!r} once, however many threads add it at once (the "
+                "others wait for that load and share its model)",
+                resolved_id=rid,
+            )
     if ghost.overlaps:
         event, reason = ghost.overlaps[0]
         _fail(
             "I2",
-            f"{reason}: {event.resolved_id!r} (event {event.seq})",
+            f"{_OVERLAPS.get(reason, reason)} for {event.resolved_id!r}: a correct manager "
+            f"never builds and unloads one id at the same time (one load or unload of "
+            f"{event.resolved_id!r} at a time)",
             resolved_id=event.resolved_id,
+            event=event.seq,
             overlaps=len(ghost.overlaps),
         )
+
+
+_OVERLAPS: Final = {
+    "two constructors of one id": "two factory calls ran at the same time",
+    "constructor during clear_cache of the same id": (
+        "the factory was called while the model's clear_cache (its unload) still ran"
+    ),
+    "clear_cache during a constructor of the same id": (
+        "clear_cache (an unload) ran while the factory was still building a model"
+    ),
+    "two clear_cache calls of one id at once": "two clear_cache calls ran at the same time",
+}
+"""The ghost's overlap reasons (`models_spec.fakes.Ghost.overlaps`) in the manager's words."""
 
 
 def check_i4(snapshot: Snapshot, ghost: Ghost | None = None, *, quiescent: bool = True) -> None:
@@ -166,14 +241,32 @@ def check_i4(snapshot: Snapshot, ghost: Ghost | None = None, *, quiescent: bool 
     assert snapshot.lru is not None
     dups = sorted(rid for rid, n in Counter(snapshot.lru).items() if n > 1)
     if dups:
-        _fail("I4", f"LRU holds duplicates {dups}", lru=snapshot.lru)
+        _fail(
+            "I4",
+            f"the LRU order lists {_ids(dups)} more than once ({_listing(snapshot.lru)}): a "
+            "correct manager keeps each loaded id exactly once in its LRU order, or evicting "
+            "it leaves a stale entry behind",
+            lru=snapshot.lru,
+        )
     if quiescent:
         lru, reg = set(snapshot.lru), set(snapshot.registered)
         if lru != reg:
+            parts = []
+            if lru - reg:
+                parts.append(
+                    f"{_ids(sorted(lru - reg))} in the LRU order but not loaded (an eviction "
+                    "would pick an id that is not there)"
+                )
+            if reg - lru:
+                parts.append(
+                    f"{_ids(sorted(reg - lru))} loaded but missing from the LRU order (it "
+                    "could never be evicted)"
+                )
             _fail(
                 "I4",
-                f"LRU and registry differ: phantoms {sorted(lru - reg)}, "
-                f"unevictable {sorted(reg - lru)}",
+                f"once every call had returned, the LRU order {_listing(snapshot.lru)} and the "
+                f"loaded ids {_listing(sorted(reg))} differ: " + "; ".join(parts) + "; a "
+                "correct manager's LRU order holds exactly the loaded ids",
                 lru=snapshot.lru,
                 registered=sorted(reg),
             )
@@ -187,18 +280,29 @@ def check_i7(snapshot: Snapshot, ghost: Ghost | None = None, *, quiescent: bool 
         if loaded_as != rid:
             _fail(
                 "I7",
-                f"model loaded for {loaded_as!r} is registered under {rid!r}",
+                f"the model loaded for {loaded_as!r} is listed under {rid!r}: a model is kept "
+                "under the id it was loaded as (the alias, when add_model was given one)",
                 key=rid,
                 model=model,
             )
     if snapshot.leases is not None:
         stray = sorted(set(snapshot.leases) - set(snapshot.registered))
         if stray:
-            _fail("I7", f"leases held on unregistered ids {stray}", leases=snapshot.leases)
+            _fail(
+                "I7",
+                f"leases are held on {_ids(stray)}, which is not loaded: a lease names a "
+                "loaded model, and the model stays loaded while it is leased",
+                leases=snapshot.leases,
+            )
     if quiescent and snapshot.lru is not None:
         stray = sorted(set(snapshot.lru) - set(snapshot.registered))
         if stray:
-            _fail("I7", f"LRU keys {stray} name no registered model", lru=snapshot.lru)
+            _fail(
+                "I7",
+                f"once every call had returned, the LRU order names {_ids(stray)}, which is "
+                "not loaded: the LRU order holds exactly the loaded ids",
+                lru=snapshot.lru,
+            )
 
 
 def check_i9(snapshot: Snapshot, ghost: Ghost, *, quiescent: bool = True) -> None:
@@ -211,7 +315,9 @@ def check_i9(snapshot: Snapshot, ghost: Ghost, *, quiescent: bool = True) -> Non
     if snapshot.lifecycle:
         _fail(
             "I9",
-            f"lifecycle table not empty at quiescence: {sorted(snapshot.lifecycle)}",
+            f"once every call had returned, the manager's lifecycle table still holds "
+            f"{_ids(sorted(snapshot.lifecycle))}: an entry must go when the last call using it "
+            "ends, or the table grows with every id ever loaded (a leak)",
             lifecycle=snapshot.lifecycle,
         )
     registered = {id(m) for m in snapshot.registered.values()}
@@ -219,11 +325,19 @@ def check_i9(snapshot: Snapshot, ghost: Ghost, *, quiescent: bool = True) -> Non
         teardowns = getattr(model, "teardowns", 0)
         if id(model) in registered:
             if teardowns or _is_torn_down(model):
-                _fail("I9", f"registered model {model!r} was torn down", model=model)
+                _fail(
+                    "I9",
+                    f"{_model(model)} is still loaded, but its clear_cache already ran: a "
+                    "correct manager unloads a model only when it lets go of it",
+                    model=model,
+                )
         elif teardowns != 1:
             _fail(
                 "I9",
-                f"unregistered model {model!r} torn down {teardowns} times (expected exactly once)",
+                f"once every call had returned, {_model(model)} was not loaded and its "
+                f"clear_cache had run {teardowns} time(s): every model the factory built that "
+                "the manager does not keep must be unloaded exactly once (0 times: it leaked; "
+                "more: it was unloaded twice)",
                 model=model,
             )
 
@@ -322,14 +436,15 @@ def _check_count(
         over = len(snapshot.registered) > max_size + (slack if safety else 0)
         if over and (others or safety):
             why = (
-                "under on_full wait/refuse (no documented overflow)"
+                "under a full-cache policy that waits or refuses instead"
                 if safety
-                else f"while {sorted(others)} were evictable"
+                else f"although {_ids(sorted(others))} could have been evicted"
             )
             _fail(
                 "I11",
-                f"{len(snapshot.registered)} models loaded (max_size "
-                f"{max_size}) after adding {added!r} {why}",
+                f"add_model({added!r}) returned with {len(snapshot.registered)} models loaded "
+                f"(max_size {max_size}) {why}: a correct manager evicts the least recently "
+                "used unpinned, unleased models to stay within max_size",
                 registered=sorted(snapshot.registered),
             )
         return
@@ -339,19 +454,26 @@ def _check_count(
         if total > bound:
             _fail(
                 "I11",
-                f"{len(snapshot.registered)} models loaded at quiescence (max_size "
-                f"{max_size}, {pinned} pinned, no lease): the bound did not come "
-                "back when the leases and pins over it ended",
+                f"once every call had returned, {len(snapshot.registered)} models were loaded "
+                f"({_listing(sorted(snapshot.registered))}; max_size {max_size}, {pinned} "
+                "pinned, no lease held): a cache may go over max_size only while pins or "
+                "leases force it to, and must come back within it when they end",
                 registered=sorted(snapshot.registered),
             )
         return
     bound = max_size + len(protected) + slack
     if total > bound:
+        allowed = f"max_size {max_size}"
+        if protected:
+            allowed += f" + {len(protected)} pinned or leased"
+        if slack:
+            allowed += f" + {slack} admitted over it by design"
         _fail(
             "I11",
-            f"{len(snapshot.registered)} registered + {in_flight} in flight "
-            f"exceed max_size {max_size} (+{len(protected)} pinned/leased, +{slack} "
-            f"{'documented overflows: on_full wait/refuse' if safety else 'slack'})",
+            f"{len(snapshot.registered)} models loaded ({_listing(sorted(snapshot.registered))}) "
+            f"and {in_flight} load(s) in flight at once, more than {allowed}: a correct "
+            "manager makes room (evicts) before it starts a load, so loaded models and loads "
+            "in flight together never exceed the bound",
             registered=sorted(snapshot.registered),
             in_flight=in_flight,
         )
@@ -375,8 +497,9 @@ def _check_weight(  # noqa: PLR0917 - internal helper of check_i11
         if len(others) > slack:
             _fail(
                 "I11",
-                f"models weighing {total} loaded (max_weight {max_weight}) after adding "
-                f"{added!r} while {sorted(others)} were evictable",
+                f"add_model({added!r}) returned with models weighing {total} loaded "
+                f"(max_weight {max_weight}) although {_ids(sorted(others))} could have been "
+                "evicted: a correct manager evicts until the weight is within max_weight",
                 weights=carried,
             )
         return
@@ -385,9 +508,10 @@ def _check_weight(  # noqa: PLR0917 - internal helper of check_i11
         if len(unpinned) > 1 + slack:
             _fail(
                 "I11",
-                f"models weighing {total} loaded at quiescence (max_weight {max_weight}, "
-                f"no lease) with {sorted(unpinned)} unpinned: the weight bound did not "
-                "come back",
+                f"once every call had returned, models weighing {total} were loaded "
+                f"(max_weight {max_weight}, no lease held) with {_ids(sorted(unpinned))} "
+                "unpinned: the cache must come back within max_weight, keeping at most the "
+                "last model loaded over it",
                 weights=carried,
             )
 
@@ -399,16 +523,21 @@ def check_i13(snapshot: Snapshot | None, ghost: Ghost) -> None:
         event = ghost.cleared_in_use[0]
         _fail(
             "I13",
-            f"clear_cache ran on {event.token} while it was in use",
+            f"clear_cache (the unload) of {event.resolved_id!r} ran while a thread was still "
+            "running inference on that model under a lease: a correct manager unloads a "
+            "leased model only after its last lease is given back",
             resolved_id=event.resolved_id,
             event=event.seq,
+            model=event.token,
         )
     if snapshot is not None and snapshot.leases is not None:
         for rid in list(ghost.clearing):
             if snapshot.leases.get(rid, 0):
                 _fail(
                     "I13",
-                    f"clear_cache of {rid!r} runs while {snapshot.leases[rid]} lease(s) are held",
+                    f"clear_cache (the unload) of {rid!r} runs while {snapshot.leases[rid]} "
+                    f"lease(s) on {rid!r} are held: a correct manager waits for the leases to "
+                    "be given back before it unloads (or gives up with a timeout)",
                     resolved_id=rid,
                 )
 
@@ -421,12 +550,23 @@ def check_i14(snapshot: Snapshot | None, ghost: Ghost) -> None:
         raise InvariantSkipped("I14", "no lock probe: the LRU lock holder is not observable")
     if ghost.lock_held_in_callback:
         event = ghost.lock_held_in_callback[0]
+        what = _CALLBACKS.get(event.kind, event.kind)
         _fail(
             "I14",
-            f"LRU lock held during {event.kind} of {event.resolved_id!r}",
+            f"the manager held its LRU lock while {what} of {event.resolved_id!r} started: a "
+            "load or unload can take long (or wait for other threads), so a correct manager "
+            "calls them without its LRU lock, or every other call waits behind them",
             resolved_id=event.resolved_id,
             event=event.seq,
+            kind=event.kind,
         )
+
+
+_CALLBACKS: Final = {
+    "construct_start": "the factory call (the load)",
+    "clear_start": "clear_cache (the unload)",
+}
+"""The ghost's event kinds I14 reports, in the manager's words."""
 
 
 # -- operation invariants ------------------------------------------------------
@@ -439,13 +579,27 @@ def check_i3(snapshot: Snapshot, ghost: Ghost | None = None, *, resolved_id: str
     if model is None:
         _fail(
             "I3",
-            f"add_model({resolved_id!r}) returned but nothing is registered under it",
+            f"add_model({resolved_id!r}) returned normally, but {resolved_id!r} was not loaded "
+            f"afterwards (keys(): {_listing(sorted(snapshot.registered))}): after add_model "
+            "returns, the id must be loaded, or the call must raise",
             registered=sorted(snapshot.registered),
         )
     if _is_torn_down(model):
-        _fail("I3", f"add_model({resolved_id!r}) returned a torn-down model", model=model)
+        _fail(
+            "I3",
+            f"add_model({resolved_id!r}) returned normally, but the model loaded under "
+            f"{resolved_id!r} had already been unloaded (its clear_cache ran): after add_model "
+            "returns, the id must have a live model",
+            model=model,
+        )
     if ghost is not None and ghost.clearing.get(resolved_id, 0):
-        _fail("I3", f"add_model({resolved_id!r}) returned while its clear_cache runs", model=model)
+        _fail(
+            "I3",
+            f"add_model({resolved_id!r}) returned normally while the model of {resolved_id!r} "
+            "was being unloaded (its clear_cache still ran): after add_model returns, the id "
+            "must have a live model",
+            model=model,
+        )
 
 
 def live(ghost: Ghost, resolved_id: str) -> bool:
@@ -480,8 +634,10 @@ def check_i3_returned(ghost: Ghost, *, resolved_id: str, live_at_call: bool, sin
         return
     _fail(
         "I3",
-        f"add_model({resolved_id!r}) returned, but at no instant of the call did "
-        f"{resolved_id!r} have a live model that was not being torn down",
+        f"add_model({resolved_id!r}) returned normally, but at no instant between its call "
+        f"and its return was {resolved_id!r} loaded with a model that was not being unloaded "
+        "(its clear_cache ran the whole time): a correct manager's add_model returns only "
+        "once the id has a live model, loading it again if it is being removed",
         resolved_id=resolved_id,
         clearing=dict(ghost.clearing),
     )
@@ -522,7 +678,10 @@ def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     ):
         _fail(
             "I5",
-            f"failed remove({resolved_id!r}) changed the registry",
+            f"remove({resolved_id!r}) raised (its clear_cache failed), but the loaded models "
+            f"changed: {_listing(sorted(before.registered))} before the call, "
+            f"{_listing(sorted(after.registered))} after it: a remove that raises must leave "
+            f"the manager as it was, {resolved_id!r} still loaded with the same model",
             before=sorted(before.registered),
             after=sorted(after.registered),
         )
@@ -533,14 +692,20 @@ def check_i5(before: Snapshot, after: Snapshot, *, resolved_id: str) -> None:
     ):
         _fail(
             "I5",
-            f"failed remove({resolved_id!r}) changed the LRU order",
+            f"remove({resolved_id!r}) raised (its clear_cache failed), but the LRU order "
+            f"changed: {_listing(before.lru or ())} before the call, {_listing(after.lru or ())} "
+            f"after it: a remove that raises must leave the manager as it was, {resolved_id!r} "
+            "in the same LRU position",
             before=before.lru,
             after=after.lru,
         )
     if before.pins != after.pins:
         _fail(
             "I5",
-            f"failed remove({resolved_id!r}) changed the pins",
+            f"remove({resolved_id!r}) raised (its clear_cache failed), but the pinned ids "
+            f"changed: {_listing(sorted(before.pins or ()))} before the call, "
+            f"{_listing(sorted(after.pins or ()))} after it: a remove that raises must leave "
+            "the manager as it was",
             before=before.pins,
             after=after.pins,
         )
@@ -560,21 +725,34 @@ def check_i6(
     if failed_candidate not in after.registered:
         _fail(
             "I6",
-            f"failed eviction candidate {failed_candidate!r} was unregistered",
+            f"an add raised because evicting {failed_candidate!r} failed (its clear_cache "
+            f"raised), yet {failed_candidate!r} is no longer loaded: a model whose unload "
+            "failed stays loaded",
             registered=sorted(after.registered),
         )
     for rid in before.pins or ():
         if rid in before.registered and rid not in after.registered:
-            _fail("I6", f"pinned {rid!r} lost during a failed eviction")
+            _fail(
+                "I6",
+                f"an add raised because an eviction failed, and the pinned {rid!r} is no "
+                "longer loaded: a pinned model is never evicted",
+            )
     back = sorted(set(evicted) & set(after.registered))
     if back:
-        _fail("I6", f"victims {back} evicted before the failure are registered again")
+        _fail(
+            "I6",
+            f"an add raised because an eviction failed, and {_ids(back)}, evicted before "
+            "the failure, is loaded again: models already unloaded stay evicted",
+        )
     if before.lru is not None:
         expected = tuple(x for x in before.lru if x not in set(evicted))
         if after.lru != expected:
             _fail(
                 "I6",
-                "failed eviction moved or dropped LRU entries",
+                f"an add raised because evicting {failed_candidate!r} failed, and the LRU "
+                f"order became {_listing(after.lru or ())}; a correct manager leaves "
+                f"{_listing(expected)} (the order before the call without the models it did "
+                "evict): the others keep their positions",
                 expected=expected,
                 actual=after.lru,
             )
@@ -593,7 +771,9 @@ def check_i8(snapshots: Mapping[str, Snapshot] | Sequence[Snapshot]) -> None:
         if snap.observable() != ref.observable():
             _fail(
                 "I8",
-                f"stack {name!r} disagrees with {ref_name!r}",
+                f"the stack {name!r} holds other models, LRU order, pins or leases than "
+                f"{ref_name!r} after the same calls: layers that only pass calls through "
+                "must not change what the manager holds",
                 reference=ref.observable(),
                 other=snap.observable(),
             )
@@ -603,7 +783,12 @@ def check_i8_outcomes(outcomes: Mapping[str, object]) -> None:
     """I8 on results: every stack returned (or raised) the same encoded outcome."""
     distinct = set(map(repr, outcomes.values()))
     if len(distinct) > 1:
-        _fail("I8", "stacks disagree on an operation's outcome", outcomes=dict(outcomes))
+        _fail(
+            "I8",
+            "stacks that differ only in pass-through layers answered the same call "
+            "differently: such layers must not change what a call returns or raises",
+            outcomes=dict(outcomes),
+        )
 
 
 def check_i10(
@@ -614,16 +799,24 @@ def check_i10(
     entry (at quiescence) or live model."""
     if resolved_id in before.registered:
         return
+    failed = f"add_model({resolved_id!r}) raised"
+    must = f"an add that raises must leave no trace of {resolved_id!r}"
     if resolved_id in after.registered:
-        _fail("I10", f"failed add left {resolved_id!r} registered")
+        _fail("I10", f"{failed}, but {resolved_id!r} is loaded afterwards: {must}")
     if after.lru is not None and resolved_id in after.lru:
-        _fail("I10", f"failed add left {resolved_id!r} in the LRU", lru=after.lru)
+        _fail(
+            "I10",
+            f"{failed}, but {resolved_id!r} is in the LRU order afterwards "
+            f"({_listing(after.lru)}): {must}",
+            lru=after.lru,
+        )
     if after.leases is not None and after.leases.get(resolved_id):
-        _fail("I10", f"failed add left a lease on {resolved_id!r}")
+        _fail("I10", f"{failed}, but a lease on {resolved_id!r} is held afterwards: {must}")
     if after.lifecycle is not None and resolved_id in after.lifecycle:
         _fail(
             "I10",
-            f"failed add left a lifecycle entry for {resolved_id!r}",
+            f"{failed}, but the manager's lifecycle table keeps an entry for {resolved_id!r} "
+            f"afterwards: {must}",
             entry=after.lifecycle[resolved_id],
         )
     if ghost is not None:
@@ -633,7 +826,13 @@ def check_i10(
             if getattr(m, "resolved_id", None) == resolved_id and not _is_torn_down(m)
         ]
         if live:
-            _fail("I10", f"failed add left a live, unregistered model {live[0]!r}")
+            _fail(
+                "I10",
+                f"{failed}, but {_model(live[0])} was built, is not loaded and was never "
+                f"unloaded (its clear_cache never ran): {must}, so a model it built and does "
+                "not keep must be unloaded",
+                model=live[0],
+            )
 
 
 def check_i12(before: Snapshot, after: Snapshot, *, removed: Iterable[str] = ()) -> None:
@@ -650,7 +849,12 @@ def check_i12(before: Snapshot, after: Snapshot, *, removed: Iterable[str] = ())
         if rid in before.registered and rid not in after.registered and rid not in explicit
     )
     if lost:
-        _fail("I12", f"pinned model(s) {lost} were evicted", lost=lost)
+        _fail(
+            "I12",
+            f"the pinned {_ids(lost)} was evicted: a pinned model stays loaded until it is "
+            "removed or unpinned",
+            lost=lost,
+        )
 
 
 def check_i16(
@@ -697,16 +901,31 @@ def check_i16(
         failures = [f for f in failures if not isinstance(f, ScriptedUnloadError)]
     if failures:
         if raised is None:
-            _fail("I16", f"scripted failure {failures[0]!r} was swallowed")
+            _fail(
+                "I16",
+                f"the call returned normally although {_failure(failures[0])} during it: a "
+                "correct manager lets that error propagate from the call (or, for a "
+                "restoration of its bound, counts it), never hides it",
+                first=failures[0],
+            )
         leaves = _leaves(raised)
         if isinstance(raised, BaseExceptionGroup):
             missing = [f for f in failures if not any(f is leaf for leaf in leaves)]
             if missing:
-                _fail("I16", f"exception group lost {missing!r}", raised=raised)
+                _fail(
+                    "I16",
+                    f"the call raised an ExceptionGroup without the error raised when "
+                    f"{_failure(missing[0]).partition(' raised ')[0]} failed: the group must "
+                    "hold every failure of the call",
+                    raised=raised,
+                    missing=missing,
+                )
         elif raised is not failures[0]:
             _fail(
                 "I16",
-                f"raised {raised!r} instead of the first failure {failures[0]!r}",
+                f"the call raised {type(raised).__name__}, but {_failure(failures[0])} first: "
+                "a correct manager raises that first failure itself (the one the model "
+                "raised), not another error in its place",
                 raised=raised,
                 first=failures[0],
             )
@@ -722,9 +941,22 @@ def check_i16(
         if torn and not isinstance(raised, BaseExceptionGroup):
             _fail(
                 "I16",
-                f"{target!r} was torn down but the operation raised {raised!r}",
+                f"the call unloaded {target!r} (its clear_cache returned), yet it raised "
+                f"{type(raised).__name__}: a remove whose unload succeeded must return "
+                "normally, or the caller thinks the model is still loaded",
                 raised=raised,
             )
+
+
+def _failure(error: BaseException) -> str:
+    """A scripted failure in words: "clear_cache of 'X' raised ScriptedUnloadError"."""
+    rid = getattr(error, "resolved_id", None)
+    name = type(error).__name__
+    if isinstance(error, ScriptedUnloadError):
+        return f"clear_cache of {rid!r} raised {name}"
+    if rid is not None:
+        return f"the factory call for {rid!r} raised {name}"
+    return f"{name} was raised"
 
 
 def _leaves(error: BaseException | None) -> list[BaseException]:
@@ -772,17 +1004,19 @@ def check_i17(states: Sequence[Any] | None) -> None:
             end = "time out" if state.bounded else "never end"
             _fail(
                 "I17",
-                f"lost wake-up: {state.name} waits ({state.waiting_for}) although the "
-                f"condition it waits for already holds and no notify reached it; the wait "
-                f"can only {end}",
+                f"lost wake-up: thread {state.name} waits ({state.waiting_for}) although the "
+                f"condition it waits for already holds and no notify reached it, so its wait "
+                f"can only {end}: a correct manager notifies every waiter whose condition "
+                "may now hold (notify_all under the lock)",
                 thread=state.name,
             )
     if not moving and bounded and not all(s.daemon for s in states):
         table = "; ".join(f"{s.name}: {s.waiting_for or 'runnable'}" for s in states)
         _fail(
             "I17",
-            f"every live thread waits, so only a timeout can end a wait (a deadlock "
-            f"masked by timeouts): {table}",
+            f"every live thread waits ({table}), so only a timeout can end a wait: a deadlock "
+            "masked by timeouts; in a correct manager some thread can always go on without "
+            "waiting for a timeout",
         )
 
 
@@ -797,8 +1031,10 @@ def check_i18(snapshot: Snapshot, open_leases: Mapping[str, int]) -> None:
         if held > open_leases.get(rid, 0):
             _fail(
                 "I18",
-                f"{held} lease(s) on {rid!r} but {open_leases.get(rid, 0)} lease block(s) "
-                "are open: a lease outlived its context (given back outside a finally?)",
+                f"the manager holds {held} lease(s) on {rid!r} but only "
+                f"{open_leases.get(rid, 0)} `with lease(...)`/`with acquire(...)` block(s) on "
+                f"it are open: a lease must be given back when its block exits, whatever the "
+                "block raised (give it back in a finally), or the model can never be removed",
                 resolved_id=rid,
             )
 
@@ -826,16 +1062,28 @@ def check_i19(statistics: Mapping[str, int], ghost: Ghost, *, timeouts: int = 0)
         if statistics[counter] != kinds[kind]:
             _fail(
                 "I19",
-                f"statistics say {counter}={statistics[counter]} but {kinds[kind]} "
-                f"{kind} event(s) happened (an update lost or invented)",
+                f"statistics() says {counter}={statistics[counter]} but "
+                f"{_EVENT_WORDS[counter].format(n=kinds[kind])}: each counter counts what "
+                "happened (an increment was lost, or invented: update it under a lock)",
                 counter=counter,
+                event=kind,
             )
     recorded = statistics.get("lock_timeouts")
     if recorded is not None and recorded < timeouts:
         _fail(
             "I19",
-            f"statistics say lock_timeouts={recorded} but {timeouts} operation(s) timed out",
+            f"statistics() says lock_timeouts={recorded} but {timeouts} call(s) raised a "
+            "timeout: each timeout is counted",
         )
+
+
+_EVENT_WORDS: Final[Mapping[str, str]] = {
+    "loads": "the factory returned a model {n} time(s)",
+    "load_failures": "the factory raised {n} time(s)",
+    "removals": "clear_cache returned {n} time(s)",
+    "removal_failures": "clear_cache raised {n} time(s)",
+}
+"""What each counter of `STATISTICS_EVENTS` counts, in the manager's words."""
 
 
 # -- history invariant ----------------------------------------------------------

@@ -134,6 +134,7 @@ def conformance_tests(
                     safe_stem(scenario_id, implementation.name, strategy),
                     outcome.failure,
                     title=f"{scenario_id} on {implementation.name} ({strategy})",
+                    description=scenario.story(),
                 )
                 verb = "stalled under" if outcome.kind == "stall" else "found by"
                 pytest.fail(
@@ -144,6 +145,7 @@ def conformance_tests(
                             f"at execution {outcome.executions}"
                         ),
                         artifacts=saved,
+                        scenario=scenario.story(),
                     ),
                     pytrace=False,
                 )

@@ -57,6 +57,10 @@ from models_spec._harness.watching import watch_stack
 from models_spec.adapter import ManagerAdapter
 from models_spec.fakes import Script, ScriptedRegistry
 
+# The checker's own frames are left out of the tracebacks lockstep and pytest show
+# (lockstep._failure.format_exception): a failure is explained in the code's terms.
+__tracebackhide__ = True
+
 __all__ = [
     "OP_KINDS",
     "SPECIFIED",
@@ -206,10 +210,41 @@ class Scenario:
             World(scenario, adapter).run()
 
         run.__qualname__ = run.__name__ = f"scenario_{self.id}"
+        # What lockstep's replay and timelines print first (lockstep.describe_scenario).
+        run.__lockstep_description__ = self.story()  # type: ignore[attr-defined]
         return run
 
+    def story(self) -> str:
+        """What the scenario asks of the manager, in its own calls: the title, the set-up
+        (max_size, models loaded first, scripted failures), then one line per thread, e.g.
+        ``thread T1: add_model('X'); remove('X')`` (what replays, timelines and failure
+        reports start with)."""
+        setup = self.setup
+        lines = [f"Scenario {self.id} \u2014 {self.title}"]
+        before = [f"max_size {setup.max_size}"]
+        first = [Op("add", m, pin=m in setup.pins).call for m in setup.preload]
+        first += [Op("pin", m).call for m in setup.pins if m not in setup.preload]
+        if setup.inner_preload:
+            before.append(
+                "the innermost manager already holds " + ", ".join(map(repr, setup.inner_preload))
+            )
+        if first:
+            before.append("main first calls " + "; ".join(first))
+        for what, table in (("load", setup.load_failures), ("clear_cache", setup.unload_failures)):
+            for rid, attempts in table:
+                nth = ", ".join(f"#{n}" for n in attempts)
+                before.append(f"{what} {nth} of {rid!r} fails (scripted)")
+        if setup.p_load or setup.p_unload:
+            before.append("loads and clear_cache calls fail at random (seeded)")
+        lines.append("  " + "; ".join(before))
+        for name, ops in self.threads:
+            lines.append(f"  thread {name}: " + "; ".join(op.call for op in ops))
+        if self.final:
+            lines.append("  then main, alone: " + "; ".join(op.call for op in self.final))
+        return "\n".join(lines)
+
     def describe(self) -> str:
-        """One line per thread: name: op, op, ..."""
+        """One line per thread: name: op, op, ... (the bug catalogue's notation)."""
         lines = [f"{self.id}: {self.title}"]
         for name, ops in self.threads:
             lines.append(f"  {name}: " + ", ".join(map(str, ops)))

@@ -119,7 +119,11 @@ def test_lockstep_replay_file_reproduces_without_flags(name: str) -> None:
     relative = str(entry.path().relative_to(CORPUS_DIR.parent.parent))
     replayed = _lockstep_cli("replay", relative)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
-    first = replayed.stdout.splitlines()[0]
+    # What the scenario does comes first, then the failure.
+    assert replayed.stdout.startswith("Scenario "), replayed.stdout[:300]
+    first = next(
+        line for line in replayed.stdout.splitlines() if line.startswith("lockstep found a")
+    )
     assert first.startswith(f"lockstep found a failure ({entry.kind}): "), first
     assert entry.label in first
     assert "divergence" not in replayed.stdout

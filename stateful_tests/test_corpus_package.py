@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import importlib.metadata
 import io
+import itertools
 import os
 import shutil
 import subprocess
@@ -137,9 +138,13 @@ def test_a_check_without_the_corpus_says_what_it_skipped(
     stream = io.StringIO()
     suite = ModelManagerSuite(stream=stream, scenarios=(SCENARIO,), core_depths=(0,))
     assert suite.run(options) == 0, stream.getvalue()
-    warnings = [line for line in stream.getvalue().splitlines() if "corpus" in line]
-    assert warnings == [corpus_warning(options)]
-    (warning,) = warnings
+    lines = stream.getvalue().splitlines()
+    # One warning, wrapped to 100 columns (its continuation lines indented).
+    (at,) = [i for i, line in enumerate(lines) if "corpus" in line and not line.startswith(" ")]
+    block = [lines[at], *itertools.takewhile(lambda line: line.startswith("    "), lines[at + 1 :])]
+    assert all(len(line) <= 100 for line in block), block
+    warning = " ".join(line.strip() for line in block)
+    assert warning == corpus_warning(options)
     assert warning.startswith("WARNING: the recorded schedule corpus is missing")
     assert str(empty / MANIFEST) in warning
     assert "'replay'" in warning

@@ -41,6 +41,8 @@ class ModeResult:
     # The other distinct failures a search that kept going found: (label, message line,
     # saved schedule or ""), in the order found.
     also: tuple[tuple[str, str, str], ...] = attrs.field(default=(), eq=False)
+    # The checker's own account of the failure (report.failure_detail: --verbose).
+    detail: str = attrs.field(default="", eq=False)
 
 
 @attrs.frozen
@@ -65,6 +67,8 @@ class Cell:
     expected: tuple[str, ...] = ()
     # Every distinct invariant (or failure label) the cell saw break, first one first.
     invariants: tuple[str, ...] = ()
+    # The checker's own account of the failure explained (report.failure_detail).
+    detail: str = attrs.field(default="", eq=False)
 
     @property
     def bad(self) -> bool:

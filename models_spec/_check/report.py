@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import textwrap
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -32,7 +32,13 @@ from typing import Final
 import attrs
 
 import lockstep
-from lockstep.report import HtmlSection, abbreviate, history_fragment, render_html
+from lockstep.report import (
+    HtmlSection,
+    abbreviate,
+    format_exception,
+    history_fragment,
+    render_html,
+)
 from lockstep.suites import CaseResult
 from models_spec._check.cells import Cell
 from models_spec.invariants import CATALOGUE
@@ -43,10 +49,13 @@ __all__ = [
     "RunSummary",
     "case_result",
     "explain_failure",
+    "failure_detail",
     "failure_line",
     "failure_reports",
+    "fit_lines",
     "replay_command",
     "safe_stem",
+    "verbose_block",
     "wrap_text",
     "write_artifacts",
 ]
@@ -75,6 +84,28 @@ def _wrap(text: str, indent: str = "  ") -> str:
 def wrap_text(text: str) -> str:
     """``text`` wrapped to 100 columns (continuation lines indented)."""
     return _wrap(text, "")
+
+
+def fit_lines(lines: Sequence[str]) -> list[str]:
+    """Each of ``lines`` wrapped to 100 columns at word boundaries, a continuation indented
+    4 more than its line; a path or another word longer than a line is never cut."""
+    fitted: list[str] = []
+    for line in lines:
+        if len(line) <= TEXT_WIDTH:
+            fitted.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        fitted.extend(
+            textwrap.wrap(
+                line.strip(),
+                TEXT_WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return fitted
 
 
 def safe_stem(*parts: str) -> str:
@@ -108,9 +139,12 @@ def replay_command(schedule: Path) -> str:
 
 
 def write_artifacts(
-    directory: Path, stem: str, failure: lockstep.Failure, *, title: str
+    directory: Path, stem: str, failure: lockstep.Failure, *, title: str, description: str = ""
 ) -> Artifacts:
     """Save ``failure``'s schedule and HTML timeline as ``directory/stem.{json,html}``.
+
+    ``description`` (the scenario's story: its title and each thread's calls) heads the
+    timeline, so the page says what was asked of the code without anything else open.
 
     Created exclusively: a name already taken gets ``-2``, ``-3``... (never
     overwrites). Returns the absolute paths.
@@ -144,17 +178,34 @@ def write_artifacts(
             failure_message=abbreviate(failure.message, 4000),
             extra_sections=sections,
             marked_steps=() if failure.race is None else failure.race.marks(),
+            description=description or None,
         ),
         encoding="utf-8",
     )
     return Artifacts(schedule_path, html_path)
 
 
+_LOCKSTEP_PREFIX: Final = re.compile(
+    r"invariant (\S+) violated after step (\d+): (?:\1 violated: )?"
+)
+"""How lockstep words an invariant failure (``invariant I4 violated after step 62: ...``),
+followed by the violation's own ``I4 violated:``: said once, by `_what`, in the report."""
+
+
+def _said(failure: lockstep.Failure) -> tuple[str, str]:
+    """(" at step N" or "", the message without lockstep's and the violation's prefixes)."""
+    text = failure.message.strip()
+    found = _LOCKSTEP_PREFIX.match(text) if failure.kind == "invariant" else None
+    if found is None:
+        return "", text
+    return f" at step {found.group(2)}", text[found.end() :]
+
+
 def _what(failure: lockstep.Failure) -> str:
     if failure.kind == "invariant" and failure.invariant:
         info = CATALOGUE.get(str(failure.invariant))
         title = f" ({info.title})" if info is not None else ""
-        return f"{failure.invariant}{title} broken"
+        return f"{failure.invariant}{title} broken{_said(failure)[0]}"
     if failure.kind == "exception" and failure.exception is not None:
         return f"{type(failure.exception).__name__} raised"
     return str(failure.kind)
@@ -162,7 +213,8 @@ def _what(failure: lockstep.Failure) -> str:
 
 def failure_line(failure: lockstep.Failure) -> str:
     """One line: what broke (invariant id and title, or the failure kind) and the message."""
-    first = failure.message.strip().splitlines()[0] if failure.message.strip() else ""
+    message = _said(failure)[1]
+    first = message.splitlines()[0] if message else ""
     return abbreviate(f"{_what(failure)}: {first}", _MESSAGE_LIMIT)
 
 
@@ -190,15 +242,31 @@ def _abbreviate_lines(text: str, limit: int = _MESSAGE_LIMIT) -> str:
 
 
 def _traceback(failure: lockstep.Failure) -> str | None:
-    if failure.exception is None or failure.kind not in ("exception", "invariant"):
+    """The traceback a report shows: none for an invariant the checker raised (its message
+    says it all); the code under test's frames first for an exception, the checker's and
+    lockstep's left out (`lockstep.report.format_exception`)."""
+    if failure.exception is None or not failure.shows_traceback:
         return None
-    if failure.kind == "invariant":
-        return None  # the message says it all; the traceback is the checker's own
-    text = "".join(traceback.format_exception(failure.exception)).rstrip()
+    text = format_exception(failure.exception)
     lines = text.splitlines()
     if len(lines) > _TRACEBACK_LINES:
         lines = [*lines[:5], f"... {len(lines) - _TRACEBACK_LINES} lines ...", *lines[-24:]]
     return "\n".join(abbreviate(line, TEXT_WIDTH * 2) for line in lines)
+
+
+def _labelled(label: str, value: str) -> str:
+    """``  label value`` on one line when it fits 100 columns, else the value on the next
+    line, indented (a path is never cut)."""
+    line = f"  {label} {value}"
+    return line if len(line) <= TEXT_WIDTH else f"  {label.rstrip()}\n    {value}"
+
+
+def failure_detail(failure: lockstep.Failure) -> str:
+    """The checker's own account of ``failure`` ("" when it has none): for an invariant,
+    the violation's `detail` (the spec's encodings and state, the values it compared),
+    which the default report leaves out and ``--verbose`` prints."""
+    detail = getattr(failure.exception, "detail", "")
+    return detail if isinstance(detail, str) else ""
 
 
 def explain_failure(
@@ -213,14 +281,14 @@ def explain_failure(
 
     ``shrunk``: whether the failing interleaving was minimised; the heading says which,
     so nobody reads a search's first failing schedule as a minimal one. ``scenario``:
-    what the scenario does (:meth:`Scenario.describe`: its title and each thread's
+    what the scenario does (:meth:`Scenario.story`: its title and each thread's
     operations), printed under the heading so that a failure of a manager the reader
     did not write (``--target``) says what was asked of it without looking anything up.
     """
-    parts = [abbreviate(heading, TEXT_WIDTH * 2)]
+    parts = [_wrap(abbreviate(heading, TEXT_WIDTH * 2), "")]
     if scenario:
-        parts.append(_wrap("Scenario " + scenario.strip(), "  "))
-    parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(failure.message.strip())}"))
+        parts.append(_wrap(scenario.strip(), "  "))
+    parts.append(_wrap(f"{_what(failure)}: {_abbreviate_lines(_said(failure)[1])}"))
     traceback_text = _traceback(failure)
     if traceback_text:
         parts.append(_wrap(traceback_text, "    "))
@@ -238,9 +306,9 @@ def explain_failure(
     marked = () if failure.race is None else failure.race.marks()
     parts.append(trace.swimlanes(max_width=TEXT_WIDTH, marked=marked))
     if artifacts is not None:
-        parts.append(f"  schedule:  {artifacts.schedule}")
-        parts.append(f"  timeline:  {artifacts.html}")
-        parts.append(f"  reproduce: {replay_command(artifacts.schedule)}")
+        parts.append(_labelled("schedule: ", str(artifacts.schedule)))
+        parts.append(_labelled("timeline: ", str(artifacts.html)))
+        parts.append(_labelled("reproduce:", replay_command(artifacts.schedule)))
     elif failure.replay_command:
         parts.append(_wrap(f"reproduce: {abbreviate(failure.replay_command, 400)}"))
     return "\n".join(parts)
@@ -294,6 +362,7 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
         "elapsed": round(cell.elapsed, 3),
         "search_caught": list(cell.caught_by),
         "message": summary,
+        "detail": cell.detail,
         "modes": [
             {
                 "mode": m.mode,
@@ -325,16 +394,26 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
     )
 
 
-def failure_reports(cells: Sequence[Cell]) -> list[str]:
-    """The explanation of every cell that makes the run fail, separated by blank lines."""
+def failure_reports(cells: Sequence[Cell], *, verbose: bool = False) -> list[str]:
+    """The explanation of every cell that makes the run fail, separated by blank lines;
+    with ``verbose`` each followed by the checker's own account (`failure_detail`)."""
     lines: list[str] = []
     bad = [c for c in cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED")]
     for number, cell in enumerate(bad, 1):
         text = _escaped_text(cell) if cell.verdict == "ESCAPED" else cell.explanation
         lines.append(f"--- {cell.verdict} {number}/{len(bad)} " + "-" * 40)
-        lines.append(text or f"{cell.verdict} {cell.scenario} on {cell.implementation}")
+        # explain_failure wraps its text itself; a replay command stays whole on its line.
+        text = text or f"{cell.verdict} {cell.scenario} on {cell.implementation}"
+        lines.append(wrap_text(text) if cell.verdict == "ESCAPED" else text)
+        if verbose and cell.detail:
+            lines.append(verbose_block(cell.detail))
         lines.append("")
     return lines
+
+
+def verbose_block(detail: str) -> str:
+    """``detail`` under a heading that says whose terms it is in (``--verbose``)."""
+    return "  Detail (the checker's own terms, --verbose):\n" + _wrap(detail, "    ")
 
 
 @attrs.frozen

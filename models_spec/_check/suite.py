@@ -47,6 +47,7 @@ strategies, fresh state per execution), so the table is the same as with
 from __future__ import annotations
 
 import multiprocessing
+import re
 import signal
 import sys
 import time
@@ -71,11 +72,14 @@ from models_spec._check.check import (
     replay_scenario,
 )
 from models_spec._check.report import (
+    TEXT_WIDTH,
     RunSummary,
     case_result,
     explain_failure,
+    failure_detail,
     failure_line,
     failure_reports,
+    fit_lines,
     safe_stem,
     wrap_text,
     write_artifacts,
@@ -115,6 +119,7 @@ __all__ = [
     "plan_jobs",
     "render_table",
     "run_job",
+    "table_rows",
 ]
 
 DEFAULT_BUDGET: Final = 30
@@ -356,6 +361,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
                 _artifact_stem(job, mode),
                 failure,
                 title=f"{job.scenario} on {job.implementation} ({mode})",
+                description=scenario.story(),
             )
             artifacts = saved.paths
         message = failure_line(failure)
@@ -369,7 +375,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
             ),
             artifacts=saved,
             shrunk=outcome.shrunk or mode == "replay",
-            scenario=scenario.describe(),
+            scenario=scenario.story(),
         )
     also: list[tuple[str, str, str]] = []
     for other in outcome.others:
@@ -381,6 +387,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
                 safe_stem(job.scenario, job.implementation, f"{mode}-also-{label}"),
                 other,
                 title=f"{job.scenario} on {job.implementation} ({mode}, also)",
+                description=scenario.story(),
             )
             artifacts += saved_other.paths
             path = str(saved_other.paths[0])
@@ -399,6 +406,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         outcome.switch_points,
         outcome.verdict,
         tuple(also),
+        "" if failure is None else failure_detail(failure),
     )
 
 
@@ -503,6 +511,7 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
     label = failed[0].label if failed else ""
     message = failed[0].message if failed else ""
     explanation = "\n\n".join(r.explanation for r in failed[:1] if r.explanation)
+    detail = failed[0].detail if failed else ""
     invariants = tuple(dict.fromkeys(x for r in failed for x in (r.label, *(a[0] for a in r.also))))
     if len(invariants) > 1:  # one failure never hides another: the others are named too
         seen = {failed[0].label}
@@ -513,7 +522,9 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
                     seen.add(other[0])
                     where = f" (schedule: {other[2]})" if other[2] else ""
                     others.append(f"  also by {r.mode}: {other[1]}{where}")
-        explanation = "\n".join([explanation, "", "Other invariants this cell saw break:", *others])
+        explanation = "\n".join(
+            [explanation, "", "Other invariants this cell saw break:", *fit_lines(others)]
+        )
     reached = [r.switch_points for r in results if r.switch_points is not None]
     if results and all(r.skipped for r in results):
         verdict = "SKIP"
@@ -522,6 +533,7 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         verdict, label = "ERROR", _harness_label(stalled[0])
         message = stalled[0].message
         explanation = stalled[0].explanation
+        detail = stalled[0].detail
     elif reached and sum(reached) == 0 and all(r.kind == "data-race" for r in failed):
         # No controlled synchronisation: nothing was interleaved at the code's locks, and
         # a reported race is no evidence either (unseen locks order nothing).
@@ -559,6 +571,7 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         job.index,
         job.expected,
         invariants if verdict in ("FAIL", "CORE-FAIL", "CAUGHT") else (),
+        detail,
     )
 
 
@@ -626,32 +639,89 @@ def _package_roots() -> list[str]:
     return list(dict.fromkeys(roots))
 
 
+_NAME_WIDTH: Final = 36
+"""The implementation column's width in the table; a longer name gets a line of its own."""
+_LABEL_WIDTH: Final = 12
+"""The invariant column's width; a longer label (a skip's reason) goes on a line below."""
+
+
 def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
-    """The verdict table as aligned text (without the time column for comparisons)."""
-    header = ["scenario", "implementation", "verdict", "invariant", "executions"]
+    """The verdict table as aligned text, at most 100 columns (without the time column for
+    comparisons).
+
+    One block per scenario: the scenario's id on a line of its own, then one row per
+    implementation (indented): verdict, invariant, executions, time, and for a known-bug
+    variant the search strategies that caught it. A name or label too long for its column
+    gets a line of its own (the name above its row, the label below it).
+    """
+    header = ["scenario / implementation", "verdict", "invariant", "execs"]
     if with_time:
         header.append("time")
     header.append("search caught")
-    rows = [header]
+    rows: list[list[str]] = []
     for cell in cells:
-        row = [
-            cell.scenario,
-            cell.implementation,
-            cell.verdict,
-            ",".join(cell.invariants) if len(cell.invariants) > 1 else cell.label or "-",
-            str(cell.executions),
-        ]
+        label = ",".join(cell.invariants) if len(cell.invariants) > 1 else cell.label or "-"
+        row = [cell.implementation, cell.verdict, label, str(cell.executions)]
         if with_time:
             row.append(f"{cell.elapsed:.2f}s")
-        if cell.role == "variant":
-            row.append(", ".join(cell.caught_by) or "none")
-        else:
-            row.append("")
+        row.append((", ".join(cell.caught_by) or "none") if cell.role == "variant" else "")
         rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    widths = [len(h) for h in header]
+    for row in rows:
+        for i, value in enumerate(row):
+            cap = {0: _NAME_WIDTH, 2: _LABEL_WIDTH}.get(i)
+            if cap is None or len(value) <= cap:
+                widths[i] = max(widths[i], len(value) + (2 if i == 0 else 0))
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    scenario = None
+    for cell, row in zip(cells, rows, strict=True):
+        if cell.scenario != scenario:
+            scenario = cell.scenario
+            lines.append(abbreviate(scenario, TEXT_WIDTH))
+        name, label = row[0], row[2]
+        if len(name) > widths[0] - 2:
+            lines.append(abbreviate(f"  {name}", TEXT_WIDTH))
+            row[0] = ""
+        else:
+            row[0] = f"  {name}"
+        if len(label) > widths[2]:
+            row[2] = "(below)"
+        cells_text = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
+        lines.append("  ".join(cells_text).rstrip())
+        if len(label) > widths[2]:
+            lines.append(abbreviate(f"      {label}", TEXT_WIDTH))
     return "\n".join(lines)
+
+
+def table_rows(text: str) -> list[tuple[str, ...]]:
+    """The rows of a table `render_table` printed in ``text``: (scenario, implementation,
+    verdict, invariant, executions[, time], search caught or ""), in order (for tests and
+    scripts that read the printed table)."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith("scenario / "))
+    except StopIteration:
+        return []
+    rows: list[list[str]] = []
+    scenario = name = ""
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            scenario = line.strip()
+        elif line.startswith("      ") and rows and rows[-1][3] == "(below)":
+            rows[-1][3] = line.strip()
+        else:
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) == 1 and line.startswith("  ") and not line.startswith("   "):
+                name = cells[0]
+                continue
+            if line.startswith("   "):  # a row whose name is on the line above
+                cells = [name, *cells]
+            rows.append([scenario, *cells])
+    width = max((len(row) for row in rows), default=0)
+    return [tuple(row + [""] * (width - len(row))) for row in rows]
 
 
 def _missed(cell: Cell, result: ModeResult) -> bool:
@@ -865,7 +935,7 @@ class ModelManagerSuite:
             jobs = options.shard.select(jobs)
         if options.stall_diagnosis is not None:
             jobs = [attrs.evolve(job, stall_diagnosis=options.stall_diagnosis) for job in jobs]
-        for line in header:  # what the target runs against, before anything else
+        for line in fit_lines(header):  # what the target runs against, before anything else
             print(line, file=out)
         out.flush()
         options.reporter.start(self.name, len(jobs))
@@ -896,12 +966,12 @@ class ModelManagerSuite:
         if not options.quiet:
             print(render_table(cells), file=out)
             print(file=out)
-        for line in failure_reports(cells):
+        for line in failure_reports(cells, verbose=options.verbose):
             print(line, file=out)
         if not options.quiet:
-            for line in _summary(cells):
+            for line in fit_lines(_summary(cells)):
                 print(line, file=out)
-        for line in run.closing_lines():
+        for line in fit_lines(run.closing_lines()):
             print(line, file=out)
         out.flush()
         return EXIT_INTERRUPTED if interrupted else exit_status(cells)

@@ -49,6 +49,7 @@ import attrs
 
 import lockstep
 from lockstep.linearizability import (
+    UNKNOWN,
     CheckResult,
     HistoryRecorder,
     Operation,
@@ -96,11 +97,15 @@ from models_spec.spec import (
     resolve,
     step,
 )
+from models_spec._harness.wording import linearizability_message
 
 # Test harness: the driver use real locks on purpose (never switch points), so a race
 # report near them must not take them for the code's own synchronisation
 # (lockstep._memory._uncontrolled).
 __lockstep_harness__ = True
+# Its frames are left out of the tracebacks lockstep and pytest show (a failure is
+# explained in the code under test's terms, lockstep._failure.format_exception).
+__tracebackhide__ = True
 
 __all__ = [
     "OP_KINDS",
@@ -223,6 +228,35 @@ class Op:
         for op in self.inside:
             needs |= op.needs
         return frozenset(needs)
+
+    @property
+    def call(self) -> str:
+        """The call as the manager sees it: ``add_model('X')``, ``remove('X')``,
+        ``with lease('X'): infer() x2`` (what failure messages and scenario stories show)."""
+        mid = repr(self.model_id)
+        if self.kind == "add":
+            args = mid if self.alias is None else f"{mid}, None, {self.alias!r}"
+            return f"add_model({args}{', pin=True' if self.pin else ''})"
+        if self.kind in ("lease", "acquire"):
+            args = mid if self.alias is None else f"{mid}, None, {self.alias!r}"
+            body = ["infer()" + (f" x{self.uses}" if self.uses != 1 else "")]
+            body += [op.call for op in self.inside]
+            if self.body_raises:
+                body.append("raise")
+            return f"with {self.kind}({args}): " + "; ".join(body)
+        return {
+            "remove": f"remove({mid})",
+            "clear": "clear()",
+            "refresh": f"refresh({mid})",
+            "getitem": f"manager[{mid}]",
+            "pin": f"pin_model({mid})",
+            "unpin": f"unpin_model({mid})",
+            "describe": "describe_models()",
+            "keys": "keys()",
+            "contains": f"{mid} in manager",
+            "len": "len(manager)",
+            "lru": "lru_order()",
+        }[self.kind]
 
     def __str__(self) -> str:
         alias = f" as {self.alias}" if self.alias else ""
@@ -420,7 +454,11 @@ class _LiveModels:
     def __call__(self) -> None:
         driver = self._driver
         if driver.ghost.live > driver.bound:
-            driver.check_capacity(driver.step_snapshot())
+            try:
+                driver.check_capacity(driver.step_snapshot())
+            except InvariantViolation as violation:
+                violation.amend(driver.running_calls())
+                raise
 
 
 class _StateInvariants:
@@ -465,6 +503,7 @@ class _StateInvariants:
             except InvariantViolation as violation:
                 self._held = None
                 self.__name__ = self.__qualname__ = violation.invariant  # what lockstep reports
+                violation.amend(driver.running_calls())
                 raise
             if outcome is _NOT_PURE:
                 memo_ok = False
@@ -518,6 +557,10 @@ class Driver:
         # Ghost timeline mark when a thread's acquire entered (its I16 range ends there).
         self._entered: dict[int, int] = {}
         self.timeouts = 0
+        # The top-level call each thread runs now, and the call whose checks run now
+        # (process, op): what violation messages name (running_calls, violate).
+        self._running: dict[str, Op] = {}
+        self._judging: dict[int, tuple[str, Op]] = {}  # by logical thread ident
         self.lin_result: Any = None
         self._reported: set[str] = set()
         self._cached: tuple[int, Snapshot] | None = None
@@ -525,11 +568,22 @@ class Driver:
     # -- reporting ------------------------------------------------------------------
 
     def violate(self, violation: InvariantViolation) -> None:
-        """Report `violation` as a failure of the invariant it names (at the next step)."""
+        """Report `violation` as a failure of the invariant it names (at the next step),
+        its message led by the thread and call it judges when an operation's check
+        raised it."""
         name = violation.invariant
         if name in self._reported:
             return
         self._reported.add(name)
+        judging = self._judging.get(lockstep.threading.get_ident())
+        if judging is not None:
+            process, op = judging
+            message = violation.message
+            if message.startswith("the call "):
+                violation.message = f"thread {process}'s {op.call}{message[len('the call') :]}"
+            else:
+                violation.message = f"thread {process}: {message}"
+            violation.amend("")
 
         def raiser() -> None:
             raise violation
@@ -633,9 +687,37 @@ class Driver:
     # -- operations -------------------------------------------------------------------
 
     def perform(self, op: Op, process: str) -> None:
-        """Run `op` through the stack as `process`, record it, check its postconditions."""
-        mark = self.ghost.mark()
+        """Run `op` through the stack as `process`, record it, check its postconditions.
+
+        While it runs, the call is what a state invariant's message names as running on
+        `process` (`running_calls`), and an operation invariant's message starts with the
+        thread and the call it judges."""
+        outer = process not in self._running
+        if outer:
+            self._running[process] = op
         ident = lockstep.threading.get_ident()  # the logical thread's, on every backend
+        judging = self._judging.get(ident)
+        self._judging[ident] = (process, op)
+        try:
+            self._perform(op, process, ident)
+        finally:
+            if judging is None:
+                del self._judging[ident]
+            else:
+                self._judging[ident] = judging
+            if outer:
+                del self._running[process]
+
+    def running_calls(self) -> str:
+        """The calls running at this point, in words (for a state invariant's message)."""
+        if not self._running:
+            return " (no call was running then)"
+        calls = [f"thread {p}'s {op.call}" for p, op in self._running.items()]
+        running = calls[0] if len(calls) == 1 else ", ".join(calls[:-1]) + " and " + calls[-1]
+        return f" (running then: {running})"
+
+    def _perform(self, op: Op, process: str, ident: int) -> None:
+        mark = self.ghost.mark()
         before = self.snapshot() if op.exclusive else None
         error: Exception | None = None
         try:
@@ -648,8 +730,12 @@ class Driver:
                 self.violate(
                     InvariantViolation(
                         "I8",
-                        f"{op} raised {type(exc).__name__}: a layer of the stack does not "
-                        f"compose ({exc})",
+                        f"{op.call} raised {type(exc).__name__} ({exc}): the manager does not "
+                        "take this call as the scenarios make it (a missing method, or another "
+                        "signature: see docs/contract.md), or one of its layers does not pass "
+                        "it on",
+                        error=repr(exc),
+                        op=str(op),
                     )
                 )
                 return
@@ -759,7 +845,11 @@ class Driver:
             check_i3_returned(ghost, resolved_id=rid, live_at_call=live_at_call, since=since)
         if getattr(model, "torn_down", False) or ghost.clearing.get(rid, 0):
             raise InvariantViolation(
-                "I13", f"{op.kind}({rid!r}) handed out a model being torn down: {model!r}"
+                "I13",
+                f"with {op.kind}({rid!r}) handed out a model of {rid!r} that was being unloaded "
+                "(or already was: its clear_cache ran): a lease hands out a live model and "
+                "keeps it loaded until the block exits",
+                model=repr(model),
             )
         body_error: BaseException | None = None
         release = None
@@ -771,7 +861,11 @@ class Driver:
                         model.infer()
                     except TornDownModelError as exc:
                         raise InvariantViolation(
-                            "I13", f"inference on a leased model: {exc}"
+                            "I13",
+                            f"inference inside `with {op.kind}({rid!r})` ran on a model "
+                            "already unloaded (its clear_cache ran while the lease was held): "
+                            "a leased model stays loaded until the block exits",
+                            error=str(exc),
                         ) from exc
                 for inner in op.inside:
                     self.perform(inner, process)
@@ -922,9 +1016,15 @@ class Driver:
         if result.verdict == "unknown":
             _note_i15_skip("the linearizability search ran out of its step budget")
         if result.verdict == "illegal":
-            violation = InvariantViolation(
-                "I15", "history is not linearizable under models_spec.spec", explanation=str(result)
+            words = linearizability_message(
+                result,
+                self.recorder.history(),
+                initial,
+                step,
+                lru="lru" in self.caps,
+                unknown=UNKNOWN,
             )
+            violation = InvariantViolation("I15", words, explanation=str(result))
             violation.history = history  # type: ignore[attr-defined]
             violation.lin_result = result  # type: ignore[attr-defined]
             self.violate(violation)

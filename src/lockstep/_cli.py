@@ -204,7 +204,10 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         outcomes.append((source, outcome))
         if len(loaded) == 1:
             said = f"replay outcome: {outcome.headline} (exit {outcome.exit_code})"
+            description = scenario_description(scenario)
             if result.failure is None:
+                if description:
+                    print(description, end="\n\n", file=out)
                 print(
                     f"replayed {result.steps} steps of {schedule.scenario_id}: no failure", file=out
                 )
@@ -212,13 +215,23 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
             else:
                 # The outcome goes before the replay command, which stays the last line.
                 command = _same_command(args, source)
-                text = str(result.failure.with_replay_command(command))
+                text = result.failure.with_replay_command(command).render(
+                    verbose=args.verbose, description=description
+                )
                 head, sep, tail = text.rpartition("\n\nReplay it with:")
                 print(f"{head}\n\n{said}{sep}{tail}" if sep else f"{text}\n\n{said}", file=out)
     if len(loaded) > 1:
         for line in outcome_table(outcomes):
             print(line, file=out)
     return combined_exit_code(outcome for _, outcome in outcomes)
+
+
+def scenario_description(scenario: object) -> str:
+    """What a scenario callable says it does (its ``__lockstep_description__`` string: a
+    title and each thread's operations), printed before its replay; "" when it says
+    nothing."""
+    description = getattr(scenario, "__lockstep_description__", "")
+    return description.strip() if isinstance(description, str) else ""
 
 
 def _same_command(args: argparse.Namespace, source: str) -> str:
@@ -262,13 +275,16 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     result: ExecutionResult = replay(
         scenario, schedule, patch=args.patch, line_modules=args.line_module, backend=args.backend
     )
+    description = scenario_description(scenario)
+    if description:
+        print(description, file=out)
     print(result.trace.swimlanes(limit=None), file=out)
     if result.failure is not None:
         print(f"\noutcome: {result.failure.kind}: {result.failure.message}", file=out)
     else:
         print("\noutcome: no failure", file=out)
     if args.html:
-        _write_html(args.html, result, result.schedule.with_choices(schedule.choices))
+        _write_html(args.html, result, result.schedule.with_choices(schedule.choices), description)
         print(f"HTML timeline written to {os.path.abspath(args.html)}", file=out)
     return EXIT_OK
 
@@ -277,7 +293,9 @@ def _names(modules: tuple[str, ...]) -> str:
     return ", ".join(modules) if modules else "(none)"
 
 
-def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
+def _write_html(
+    path: str, result: ExecutionResult, schedule: Schedule, description: str = ""
+) -> None:
     from lockstep._html import render_html  # noqa: PLC0415 - only when asked for
 
     extra: list[tuple[str, str]] = []
@@ -285,7 +303,7 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
     failure = result.failure
     if failure is not None:
         message = f"{failure.kind}: {abbreviate(failure.message, 4000)}"
-        if failure.exception is not None and failure.kind in ("exception", "invariant"):
+        if failure.exception is not None and failure.shows_traceback:
             extra.append(("Traceback", format_exception(failure.exception)))
         if failure.deadlock:
             extra.append(("Blocked threads", failure.deadlock_table()))
@@ -299,6 +317,7 @@ def _write_html(path: str, result: ExecutionResult, schedule: Schedule) -> None:
         extra_sections=tuple(extra),
         failure_message=message,
         marked_steps=() if failure is None or failure.race is None else failure.race.marks(),
+        description=description or None,
     )
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -353,11 +372,16 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
     stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in args.scenario)[:80]
     path = _save_unique(failure.schedule, save_dir, f"{stem}-{failure.kind}").resolve()
     html = path.with_suffix(".html")
+    description = scenario_description(scenario)
     _write_html(
-        str(html), ExecutionResult(failure.schedule, failure.trace, failure), failure.schedule
+        str(html),
+        ExecutionResult(failure.schedule, failure.trace, failure),
+        failure.schedule,
+        description,
     )
     # The file records the patch and line modules: the command needs no flags.
-    text = str(failure.with_replay_command(shlex.join(["lockstep", "replay", str(path)])))
+    command = shlex.join(["lockstep", "replay", str(path)])
+    text = failure.with_replay_command(command).render(description=description)
     head, sep, tail = text.rpartition("\n\nReplay it with:")
     saved = f"\n\nSchedule saved to {path}\nHTML timeline:     {html}"
     print(head + saved + sep + tail if sep else text + saved, file=out)
@@ -405,6 +429,7 @@ def _check_suites(args: argparse.Namespace, out: TextIO) -> int:
         target=args.target,
         shard=args.shard,
         quiet=args.quiet,
+        verbose=args.verbose,
         stall_diagnosis=args.stall_diagnosis,
     )
     try:
@@ -498,6 +523,16 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_verbose(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print each failure's detail in the checker's own terms (a suite's "
+        "internal encodings and state, for whoever debugs the checker; default: off)",
+    )
+
+
 def _add_stall(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stall-diagnosis",
@@ -575,6 +610,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenario", help="module:qualname to run instead (default: the schedule's)"
     )
     add_patch(p_replay, recorded=True)
+    _add_verbose(p_replay)
     _add_stall(p_replay)
     _add_backend(p_replay)
     p_replay.set_defaults(handler=_replay)
@@ -724,6 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress and no table: only failures and the summary (default: off)",
     )
+    _add_verbose(p_check)
     _add_stall(p_check)
     _add_backend(p_check)
     p_check.set_defaults(handler=_check)

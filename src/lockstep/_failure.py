@@ -65,13 +65,61 @@ class BlockedThread:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def format_exception(exc: BaseException) -> str:
-    """The traceback of ``exc`` without lockstep's own frames (the scheduler's plumbing)."""
+def _hidden_files(exc: BaseException | None) -> set[str]:
+    """Files of frames that ask to be hidden (``__tracebackhide__`` true in the frame's
+    locals or its module's globals, pytest's convention: a test harness's own frames),
+    over ``exc``'s traceback and those of its causes and contexts."""
+    hidden: set[str] = set()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_locals.get("__tracebackhide__") or frame.f_globals.get("__tracebackhide__"):
+                hidden.add(frame.f_code.co_filename)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return hidden
+
+
+def _user_frames(
+    formatted: traceback.TracebackException, hidden: set[str]
+) -> tuple[traceback.StackSummary, int]:
+    kept = [
+        frame
+        for frame in formatted.stack
+        if not frame.filename.startswith(_PACKAGE_DIR) and frame.filename not in hidden
+    ]
+    return traceback.StackSummary.from_list(kept), len(formatted.stack) - len(kept)
+
+
+def format_exception(exc: BaseException, *, harness: bool = False) -> str:
+    """The traceback of ``exc`` without lockstep's own frames (the scheduler's plumbing)
+    nor a harness's (frames that set ``__tracebackhide__``, as pytest honours it): the
+    code under test's frames come first. A line says how many frames were left out.
+    (Whether a report shows it at all is `Failure.shows_traceback`: an invariant whose
+    frames are all left out says everything in its message.) ``harness``: keep the
+    harness's frames too (only lockstep's are left out), for debugging it."""
+    hidden = set() if harness else _hidden_files(exc)
     formatted = traceback.TracebackException.from_exception(exc)
-    formatted.stack = traceback.StackSummary.from_list(
-        [frame for frame in formatted.stack if not frame.filename.startswith(_PACKAGE_DIR)]
-    )
-    return "".join(formatted.format()).rstrip()
+    chain: traceback.TracebackException | None = formatted
+    dropped = 0
+    while chain is not None:
+        chain.stack, left_out = _user_frames(chain, hidden)
+        dropped += left_out
+        chain = chain.__cause__ or chain.__context__
+    text = "".join(formatted.format()).rstrip()
+    if dropped:
+        text += f"\n({dropped} frame(s) of lockstep and the test harness left out)"
+    return text
+
+
+def _harness_only(exc: BaseException) -> bool:
+    """Whether every frame of ``exc``'s traceback is lockstep's or a harness's."""
+    formatted = traceback.TracebackException.from_exception(exc)
+    kept, _ = _user_frames(formatted, _hidden_files(exc))
+    return not kept
 
 
 def _plural(count: int, noun: str) -> str:
@@ -145,9 +193,36 @@ class Failure:
         return attrs.evolve(self, replay_command=command)
 
     def __str__(self) -> str:
-        parts = [f"lockstep found a failure ({self.kind}): {self.message}"]
-        if self.exception is not None and self.kind in ("exception", "invariant"):
-            parts.append(format_exception(self.exception))
+        return self.render()
+
+    @property
+    def detail(self) -> str:
+        """The failing check's own account, when its exception carries one (a ``detail``
+        string attribute: e.g. a suite's internal encodings, left out of the message
+        for the reader of the code under test); "" otherwise."""
+        detail = getattr(self.exception, "detail", "")
+        return detail if isinstance(detail, str) else ""
+
+    @property
+    def shows_traceback(self) -> bool:
+        """Whether a report shows the exception's traceback: for an exception, always; for
+        an invariant, only when a frame of it is the user's own (an invariant raised by
+        a test harness, whose frames all ask to be hidden, says it all in its message)."""
+        if self.exception is None or self.kind not in ("exception", "invariant"):
+            return False
+        return self.kind == "exception" or not _harness_only(self.exception)
+
+    def render(self, *, verbose: bool = False, description: str = "") -> str:
+        """``str(failure)``; ``description`` (what the scenario does) first, and with
+        ``verbose`` the check's own account (`detail`) after the message and the whole
+        traceback, a harness's frames included (for whoever debugs the check)."""
+        parts = [description.rstrip()] if description.strip() else []
+        parts.append(f"lockstep found a failure ({self.kind}): {self.message}")
+        if verbose and self.detail:
+            parts.append("Detail (the check's own terms):\n" + self.detail)
+        shown = self.shows_traceback or (verbose and self.kind in ("exception", "invariant"))
+        if self.exception is not None and shown:
+            parts.append(format_exception(self.exception, harness=verbose))
         if self.deadlock:
             parts.append("Blocked threads:\n" + self.deadlock_table())
         marked: dict[int, str] = {}

@@ -145,6 +145,7 @@ def render_html(
     failure_message: str | None = None,
     failure_step: int | None = None,
     marked_steps: Collection[int] | Mapping[int, str] = (),
+    description: str | None = None,
 ) -> str:
     """Render an execution as a self-contained HTML timeline (one column per thread).
 
@@ -158,7 +159,8 @@ def render_html(
     box at the top; ``failure_step`` (default: the last step when a failure
     message is given) is highlighted.  ``marked_steps`` (a data race's two
     accesses: ``Failure.race.marks()``, step -> note) get a "race" badge and
-    their note.  ``extra_sections``
+    their note.  ``description`` (what the scenario does: its title and each thread's
+    operations) is shown first, under the title, as preformatted text.  ``extra_sections``
     are appended.
 
     Raises ``TypeError``/``ValueError`` naming the offending row or argument.
@@ -182,6 +184,10 @@ def render_html(
     sections = _sections(extra_sections)
 
     body: list[str] = []
+    if description is not None:
+        if not isinstance(description, str):
+            raise TypeError(f"render_html: description must be a str (got {description!r})")
+        body.append(f'<pre class="description">{_e(description)}</pre>')
     if failure_message is not None:
         body.append(f'<div class="failure-box">{_e(failure_message)}</div>')
     preemptions = sum(1 for row in checked if row.get("preemption"))

@@ -162,8 +162,10 @@ class SuiteOptions:
     so reports of earlier runs never mix in); ``target``: "module:factory" naming an
     implementation to check instead of the suite's default one; ``shard``: run only
     this shard of the cases; ``quiet``: print only failures and the summary;
-    ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
-    reported (see ``lockstep.explore``); ``reporter``: where finished cases go.
+    ``verbose``: also print each failure's detail in the checker's own terms (a suite's
+    internal encodings, which the default report leaves out); ``stall_diagnosis``:
+    seconds before a thread stuck in an uncontrolled primitive is reported (see
+    ``lockstep.explore``); ``reporter``: where finished cases go.
     """
 
     budget: int | None = None
@@ -174,6 +176,7 @@ class SuiteOptions:
     target: str | None = None
     shard: Shard | None = None
     quiet: bool = False
+    verbose: bool = False
     stall_diagnosis: float | None = None
     reporter: Reporter = attrs.field(factory=_NoReporter, eq=False)
 

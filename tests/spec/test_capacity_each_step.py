@@ -70,7 +70,10 @@ def test_an_overshoot_only_the_loading_thread_could_see_is_reported():
     assert failure is not None
     assert failure.kind == "invariant"
     assert failure.invariant == "I11"
-    assert "3 registered + 0 in flight exceed max_size 2" in failure.message
+    assert (
+        "3 models loaded (['a', 'b', 'c']) and 0 load(s) in flight at once, more than max_size 2"
+        in failure.message
+    )
 
 
 def test_without_the_each_step_twin_it_would_pass_unseen():

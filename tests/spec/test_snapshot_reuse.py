@@ -66,22 +66,29 @@ def _core_jobs(tmp_path: Path, **options: Any) -> list[Any]:
     return [job for job in jobs if job.role == "core" and job.implementation.startswith("core-")]
 
 
+SHARDS = 4
+"""The default check's core cells are split in this many tests, each a quarter of them:
+all of them in one test took 43 s on one loaded core, past a third of the timeout."""
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_the_default_checks_core_cells_see_the_same_state(
-    compared: dict[str, int], tmp_path: Path
+    compared: dict[str, int], tmp_path: Path, shard: int
 ) -> None:
     jobs = _core_jobs(tmp_path)
     assert len(jobs) > 50
-    for job in jobs:
+    for job in jobs[shard::SHARDS]:
         cell = run_job(job)
         assert cell.verdict in ("PASS", "SKIP"), (cell.scenario, cell.implementation, cell.message)
-    assert compared["snapshots"] > 10_000
+    assert compared["snapshots"] > 10_000 // SHARDS
     assert compared["reused"] > compared["snapshots"] // 2  # else this tests nothing
 
 
+@pytest.mark.parametrize("half", range(2))
 def test_pins_and_leases_held_across_operations_see_the_same_state(
-    compared: dict[str, int], tmp_path: Path
+    compared: dict[str, int], tmp_path: Path, half: int
 ) -> None:
-    scenarios = [f"mixed-{seed}" for seed in range(8)]
+    scenarios = [f"mixed-{seed}" for seed in range(half, 8, 2)]
     jobs = [
         job
         for job in _core_jobs(tmp_path, scenarios=scenarios)
@@ -90,5 +97,5 @@ def test_pins_and_leases_held_across_operations_see_the_same_state(
     assert jobs
     for job in jobs:
         run_job(job)
-    assert compared["snapshots"] > 1_000
+    assert compared["snapshots"] > 500
     assert compared["reused"] > 0

@@ -14,7 +14,7 @@ import io
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec._check.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite, table_rows
 
 
 def _rows(target: str, implementation: str) -> tuple[int, dict[str, list[str]], str]:
@@ -23,9 +23,8 @@ def _rows(target: str, implementation: str) -> tuple[int, dict[str, list[str]], 
     status = ModelManagerSuite(stream=out).run(SuiteOptions(target=target, jobs=1, budget=20))
     text = out.getvalue()
     rows = {}
-    for line in text.splitlines():
-        cells = line.split()
-        if len(cells) > 2 and cells[1] == implementation and cells[2] != "SKIP":
+    for cells in map(list, table_rows(text)):
+        if cells[1] == implementation and cells[2] != "SKIP":
             rows[cells[0]] = cells
     return status, rows, text
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec._check.suite import ModelManagerSuite, plan_jobs
+from models_spec._check.suite import ModelManagerSuite, plan_jobs, table_rows
 from models_spec._harness.catalogue import DOCS_PAGE, CatalogueError, discover, load
 
 _COUNTER = itertools.count()
@@ -103,7 +103,7 @@ def test_a_new_bug_module_is_picked_up_with_no_other_edit(make_package) -> None:
     stream = io.StringIO()
     suite = ModelManagerSuite(stream=stream, catalogue=package, core_depths=(0,))
     assert suite.run(SuiteOptions(budget=5, output_dir=None)) == 0, stream.getvalue()
-    rows = {line.split()[1]: line.split()[2] for line in stream.getvalue().splitlines()[2:4]}
+    rows = {row[1]: row[2] for row in table_rows(stream.getvalue())}
     assert rows == {"core-depth0": "PASS", "variant-B42-forgetful-refresh": "CAUGHT"}
 
 

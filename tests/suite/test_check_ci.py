@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from models_spec._check.suite import table_rows
+
 from .user_project import write_project
 
 RUNNER = "import sys; from lockstep._cli import main; sys.exit(main(sys.argv[1:]))"
@@ -44,12 +46,7 @@ def project(tmp_path: Path) -> Path:
 
 def _rows(stdout: str, implementation: str) -> dict[str, str]:
     """scenario -> verdict, from the printed table."""
-    rows = {}
-    for line in stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] == implementation:
-            rows[parts[0]] = parts[2]
-    return rows
+    return {parts[0]: parts[2] for parts in table_rows(stdout) if parts[1] == implementation}
 
 
 def test_target_is_imported_from_the_current_directory(project: Path) -> None:
@@ -136,6 +133,15 @@ def test_no_silent_green_an_unpatched_manager_is_an_error(project: Path) -> None
         assert "probably 'mymgr'" in proc.stdout
 
 
+def _labelled(out: str, label: str) -> str:
+    """What follows ``label`` in a report: on its line, or alone on the next one when the
+    line would be over 100 columns (a long path)."""
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(label))
+    value = lines[at].split(label, 1)[1].strip()
+    return value or lines[at + 1].strip()
+
+
 def test_a_failure_explains_itself_and_replays_from_anywhere(project: Path, tmp_path: Path) -> None:
     """A FAIL prints the invariant and message, the shrunk swimlanes within 100
     columns, the schedule and HTML paths, and a `lockstep replay` command that
@@ -146,22 +152,19 @@ def test_a_failure_explains_itself_and_replays_from_anywhere(project: Path, tmp_
     assert "FAIL" in _rows(out, "my-racy-manager").values()
     # The racy manager's state is watched: its first failure is an invariant broken
     # or the data race that leads there, each named with both sides.
-    broken = re.search(r"(I\d+) \([a-z -]+\) broken: invariant I\d+ violated", out)
+    broken = re.search(r"(I\d+) \([a-z -]+\) broken at step \d+: ", out)
     race = re.search(r"data-race: (data race on \S+):", out)
     assert broken is not None or race is not None, out
     expected = f"invariant {broken.group(1)} violated" if broken else race.group(1)  # type: ignore[union-attr]
     assert "Failing interleaving, shrunk" in out
     lanes = out[out.index("  step |") : out.index("(! = preemption")]
     assert max(len(line) for line in lanes.splitlines()) <= 100
-    schedule = Path(next(line for line in out.splitlines() if "schedule:" in line).split()[-1])
-    html = Path(next(line for line in out.splitlines() if "timeline:" in line).split()[-1])
+    schedule = Path(_labelled(out, "schedule:").split()[-1])
+    html = Path(_labelled(out, "timeline:").split()[-1])
     assert schedule.is_file()
     assert html.is_file()
     assert schedule.is_absolute()
-    command = next(line for line in out.splitlines() if "reproduce:" in line).split(
-        "reproduce:", 1
-    )[1]
-    assert command.strip() == f"lockstep replay {schedule}"
+    assert _labelled(out, "reproduce:") == f"lockstep replay {schedule}"
     elsewhere = tmp_path / "somewhere-else"
     elsewhere.mkdir()
     replayed = lockstep("replay", str(schedule), cwd=elsewhere)
@@ -214,7 +217,8 @@ def test_junit_xml_and_json_describe_every_cell(project: Path, tmp_path: Path) -
     assert failure is not None
     # An invariant broken, or the data race leading there (the racy state is watched).
     assert re.match(
-        r"I\d+ \([a-z -]+\) broken: |data-race: data race on ", failure.get("message") or ""
+        r"I\d+ \([a-z -]+\) broken at step \d+: |data-race: data race on ",
+        failure.get("message") or "",
     )
     assert "lockstep replay /" in (failure.text or "")
     skipped = [c for c in cases if c.find("skipped") is not None]
@@ -227,7 +231,9 @@ def test_junit_xml_and_json_describe_every_cell(project: Path, tmp_path: Path) -
     # --quiet: no table, no progress; the failures and the summary remain
     assert "scenario  " not in proc.stdout
     assert "lockstep check:" not in proc.stderr
-    assert re.search(r"I\d+ \([a-z -]+\) broken: |data-race: data race on ", proc.stdout)
+    assert re.search(
+        r"I\d+ \([a-z -]+\) broken at step \d+: |data-race: data race on ", proc.stdout
+    )
 
 
 def test_the_same_run_split_in_two_shards_is_the_whole_run(project: Path, tmp_path: Path) -> None:
@@ -316,7 +322,7 @@ def test_an_interrupt_keeps_the_partial_table_and_returns_130(
     assert total > 3
     assert len(recorder.cases) == 2
     assert f"INTERRUPTED after 2 of {total} cell(s)" in text
-    assert len([line for line in text.splitlines() if line.startswith("B")]) == 2  # two rows
+    assert len(table_rows(text)) == 2  # two rows
 
 
 def test_a_stall_ends_its_cell_without_trying_the_other_strategies(project: Path) -> None:

@@ -154,7 +154,7 @@ def test_the_timeline_renders_with_threads_steps_and_both_sides(
         if "construct:enter:X" in cell
     }
     assert len(constructors) == 2  # both sides: two threads constructing X at once
-    assert "I2 violated: 2 constructors of 'X' ran at once" in table.failure_box
+    assert "I2 violated: 2 factory calls building 'X' ran at the same time" in table.failure_box
     assert "lockstep replay /" in run.stdout  # the reproduce section
 
 

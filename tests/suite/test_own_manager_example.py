@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from lockstep.suites import SuiteOptions
-from models_spec._check.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite, table_rows
 from models_spec._harness.catalogue import DEFAULT_PACKAGE, load
 from models_spec.pytest_suite import conformance_tests
 
@@ -42,9 +43,9 @@ def test_buggy_manager_fails_with_a_replayable_schedule(tmp_path: Path) -> None:
     """The unlocked check-then-act is caught (I2) and its saved schedule replays by file."""
     status, text = _check("examples.own_manager:UnlockedCheckManagerAdapter", tmp_path)
     assert status == 1, text
-    row = next(line for line in text.splitlines() if line.startswith("B1-remove-add"))
-    assert "FAIL" in row
-    assert "I2" in row
+    row = next(r for r in table_rows(text) if r[0] == "B1-remove-add-generation-split")
+    assert row[2] == "FAIL"
+    assert "I2" in row[3].split(",")
     # Under the heading, what the scenario asks of the manager: title, then each thread.
     lines = text.splitlines()
     at = next(
@@ -53,10 +54,15 @@ def test_buggy_manager_fails_with_a_replayable_schedule(tmp_path: Path) -> None:
         if line.startswith("B1-remove-add-generation-split on unlocked-check-manager: found by")
     )
     scenario = load(DEFAULT_PACKAGE).scenarios["B1-remove-add-generation-split"]
-    assert lines[at + 1] == f"  Scenario {scenario.id}: {scenario.title}"[: len(lines[at + 1])]
-    described = lines[at + 1 : at + 3 + len(scenario.threads)]
+    story = scenario.story().splitlines()
+    title = f"  Scenario {scenario.id} \u2014 {scenario.title}"
+    assert lines[at + 1] == title[: len(lines[at + 1])]
+    described = lines[at + 1 : at + 1 + len(story) + 2]
     for name, ops in scenario.threads:
-        assert f"    {name}: " + ", ".join(map(str, ops)) in described, described
+        assert f"    thread {name}: " + "; ".join(op.call for op in ops) in described, described
+    alone = re.compile(r"\s*(lockstep replay )?/\S+")  # a path is never cut
+    too_wide = [line for line in lines if len(line) > 100 and not alone.fullmatch(line)]
+    assert not too_wide, too_wide
     saved = sorted(tmp_path.glob("B1-remove-add-generation-split__*.json"))
     assert saved, f"no schedule saved in {tmp_path}"
     replay = subprocess.run(

@@ -18,6 +18,7 @@ from models_spec._check.suite import (
     render_table,
     run_job,
     run_jobs,
+    table_rows,
 )
 
 from .fake_adapters import never_breaks
@@ -123,7 +124,7 @@ def test_target_runs_every_selected_scenario_against_the_adapter(tmp_path: Path)
     )
     text = stream.getvalue()
     assert code == 0, text
-    rows = [line for line in text.splitlines() if line.startswith("B1")]
+    rows = ["  ".join(r) for r in table_rows(text) if r[0].startswith("B1")]
     assert len(rows) == 2
     assert all("core-bare-manager" in row for row in rows)
     assert "PASS" in rows[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.suites import SuiteOptions
-from models_spec._check.suite import ModelManagerSuite
+from models_spec._check.suite import ModelManagerSuite, table_rows
 from models_spec.adapter import AdapterError, TargetUnavailable, load_adapter, target_specs
 
 FAKES = "tests.upstream._fake_targets"
@@ -39,7 +39,7 @@ def test_every_listed_adapter_gets_its_rows(tmp_path: Path) -> None:
     out = io.StringIO()
     suite = ModelManagerSuite(stream=out, scenarios=("B1-remove-add-generation-split",))
     status = suite.run(SuiteOptions(budget=3, output_dir=tmp_path, target=FAKES))
-    rows = [line.split() for line in out.getvalue().splitlines() if line.startswith("B1-")]
+    rows = [r for r in table_rows(out.getvalue()) if r[0].startswith("B1-")]
     assert [(r[1], r[2]) for r in rows] == [
         ("core-bare-manager", "PASS"),
         ("core-bare-manager-again", "PASS"),

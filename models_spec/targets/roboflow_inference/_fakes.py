@@ -68,7 +68,12 @@ class UpstreamFakeModel(FakeModel):
                 return self.infer(request)
             except TornDownModelError as error:
                 raise InvariantViolation(
-                    "I13", f"inference ran on {self.token} after its clear_cache: {error}"
+                    "I13",
+                    f"inference on the model of {self.resolved_id!r} ran after its clear_cache "
+                    "(the model was unloaded while a request used it): a model in use stays "
+                    "loaded until the request ends",
+                    model=self.token,
+                    error=str(error),
                 ) from error
 
 
