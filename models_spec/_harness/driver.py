@@ -56,6 +56,7 @@ from lockstep.linearizability import (
     check_linearizability,
 )
 from lockstep.lowlevel import current_step, thread_states
+from models_spec._harness.wording import linearizability_message
 from models_spec.adapter import ManagerAdapter, Snapshot
 from models_spec.fakes import (
     Ghost,
@@ -97,7 +98,6 @@ from models_spec.spec import (
     resolve,
     step,
 )
-from models_spec._harness.wording import linearizability_message
 
 # Test harness: the driver use real locks on purpose (never switch points), so a race
 # report near them must not take them for the code's own synchronisation

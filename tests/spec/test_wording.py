@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models_spec.spec import initial_state, step
 from models_spec._harness.wording import call_text, outcome_text, state_text
+from models_spec.spec import initial_state, step
 
 
 @pytest.mark.parametrize(
