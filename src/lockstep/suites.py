@@ -30,6 +30,9 @@ from typing import Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
+from lockstep._settings import Settings
+from lockstep.errors import InvalidArgumentType
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EXIT_FAILURE",
@@ -152,6 +155,11 @@ class _NoReporter:
         """Ignore."""
 
 
+def _optional_settings(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, Settings):
+        raise InvalidArgumentType(f"settings must be a lockstep.Settings or None, got {value!r}")
+
+
 @attrs.frozen
 class SuiteOptions:
     """Options ``lockstep check`` passes to every suite (None: the suite's default).
@@ -162,8 +170,11 @@ class SuiteOptions:
     so reports of earlier runs never mix in); ``target``: "module:factory" naming an
     implementation to check instead of the suite's default one; ``shard``: run only
     this shard of the cases; ``quiet``: print only failures and the summary;
-    ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
-    reported (see ``lockstep.explore``); ``reporter``: where finished cases go.
+    ``settings``: the :class:`lockstep.Settings` every exploration of the suite starts
+    from (``lockstep check`` builds them from its flags: ``--stall-diagnosis``,
+    ``--backend``; None: lockstep's defaults); the suite sets the fields its plan
+    decides (budget per cell, shrinking, ...) with ``settings.replace``;
+    ``reporter``: where finished cases go.
     """
 
     budget: int | None = None
@@ -174,7 +185,7 @@ class SuiteOptions:
     target: str | None = None
     shard: Shard | None = None
     quiet: bool = False
-    stall_diagnosis: float | None = None
+    settings: Settings | None = attrs.field(default=None, validator=_optional_settings)
     reporter: Reporter = attrs.field(factory=_NoReporter, eq=False)
 
 

@@ -351,11 +351,11 @@ def test_cli_backend_option(backend, monkeypatch, tmp_path):
     real_explore, real_replay = cli.explore, cli.replay
 
     def spy_explore(*args: Any, **kwargs: Any) -> Any:
-        chosen.append(kwargs.get("backend"))
+        chosen.append(args[1].backend)  # explore(scenario, settings, ...)
         return real_explore(*args, **kwargs)
 
     def spy_replay(*args: Any, **kwargs: Any) -> Any:
-        chosen.append(kwargs.get("backend"))
+        chosen.append(args[2].backend)  # replay(scenario, schedule, settings, ...)
         return real_replay(*args, **kwargs)
 
     monkeypatch.setattr(cli, "explore", spy_explore)
