@@ -60,7 +60,7 @@ import attrs
 import hypothesis.strategies as st
 
 import lockstep
-from lockstep.strategies import Choice, ExecutionOutcome, StepContext
+from lockstep.strategies import Capabilities, Choice, ExecutionOutcome, StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy
 from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter
 from models_spec.driver import Driver, Op
@@ -227,8 +227,12 @@ class RunFirst:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = getattr(inner, "name", type(inner).__name__)
-        self.seed = getattr(inner, "seed", None)
+        declared = inner.capabilities
+        # The wrapper records the inner strategy's name and seed, and claims nothing more
+        # (it changes which choices run, so the inner search's completeness is not its).
+        self.capabilities = Capabilities(
+            name=declared.name or type(inner).__name__, seed=declared.seed
+        )
 
     def begin_execution(self) -> None:
         """Delegate."""

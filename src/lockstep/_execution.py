@@ -18,6 +18,7 @@ from lockstep._schedule import Choice, Schedule
 from lockstep._settings import Settings
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError, ScheduleDivergence
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._capabilities import Capabilities
 from lockstep.strategies._replay import describe_choice
 
 __all__ = [
@@ -161,6 +162,7 @@ class _Resumed:
     not told of a new execution: to it this is the same one)."""
 
     name = "resumed"
+    capabilities = Capabilities(name="resumed")
 
     def __init__(self, prefix: tuple[Choice, ...], strategy: Strategy) -> None:
         self._prefix = prefix

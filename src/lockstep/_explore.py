@@ -54,7 +54,7 @@ from lockstep.errors import (
     LockstepError,
     StrategyFailure,
 )
-from lockstep.strategies._base import Strategy
+from lockstep.strategies._base import Strategy, check_strategy
 from lockstep.strategies._random import RandomStrategy
 from lockstep.strategies._replay import ReplayStrategy
 
@@ -167,11 +167,7 @@ def explore(
     settings = settings_with(settings, changes)
     if strategy is None:
         strategy = RandomStrategy(seed=0)
-    elif not isinstance(strategy, Strategy):
-        raise InvalidArgumentType(
-            f"strategy must implement lockstep.strategies.Strategy "
-            f"(begin_execution/choose/end_execution), got {strategy!r}"
-        )
+    declared = check_strategy(strategy)
     if scenario_id is not None and (not isinstance(scenario_id, str) or ":" not in scenario_id):
         raise InvalidArgument(f"scenario_id must look like 'module:qualname', got {scenario_id!r}")
     patch_modules = tuple(patch)
@@ -180,8 +176,8 @@ def explore(
     options = make_options(settings, invariant=invariant, line_modules=line_list)
     template = Schedule(
         choices=(),
-        seed=getattr(strategy, "seed", None),
-        strategy=str(getattr(strategy, "name", type(strategy).__name__)),
+        seed=declared.seed,
+        strategy=declared.name or type(strategy).__name__,
         scenario_id=scenario_id if scenario_id is not None else scenario_id_of(scenario),
         granularity=settings.granularity,
         patch=patch_names,
@@ -251,28 +247,30 @@ def explore(
         + [f.with_replay_command(replay_command_for(f.schedule)) for f in others]
     )
     elapsed = _real_time.perf_counter() - start
-    bound = getattr(strategy, "probability_bound", None)
-    systematic = bool(getattr(strategy, "systematic", False))
+    # Read again at the end: a bound may depend on what the search saw (PCT's on the
+    # threads and steps, an iterative DPOR's on how deep it went).
+    declared = strategy.capabilities
+    bound = declared.probability_bound
+    systematic = declared.systematic
     coverage: Coverage
     if failure is not None:
         coverage = "failed"
     elif exhausted and systematic:
         # A reducing search (DPOR) did not reorder the declared locations seen unordered.
-        reduces = bool(getattr(strategy, "reduces", False))
-        coverage = "partial" if tally.unordered and reduces else "complete"
+        coverage = "partial" if tally.unordered and declared.reduces else "complete"
     elif out_of_time:
         coverage = "time-budget"
     elif systematic:
         coverage = "execution-budget"
     else:
         coverage = "sampled"
-    preemption_bound = getattr(strategy, "preemption_bound", None) if systematic else None
+    preemption_bound = declared.preemption_bound if systematic else None
     verdict = Verdict(
         coverage,
         executions,
         template.strategy,
         template.seed,
-        preemption_bound=preemption_bound if isinstance(preemption_bound, int) else None,
+        preemption_bound=preemption_bound,
         watched=tally.watched,
         races_checked=tally.watched and settings.races,
         benign=tuple(sorted(tally.declared)),
@@ -289,7 +287,7 @@ def explore(
         steps=tally.steps,
         strategy=template.strategy,
         seed=template.seed,
-        pct_bound=bound if isinstance(bound, float) else None,
+        pct_bound=bound,
         max_threads=tally.max_threads,
         max_steps_seen=tally.max_steps_seen,
         shrink_executions=tally.shrink_runs,

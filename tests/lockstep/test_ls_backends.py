@@ -41,8 +41,7 @@ class Recorder:
 
     def __init__(self, inner: lockstep.Strategy) -> None:
         self.inner = inner
-        self.name = getattr(inner, "name", "recorder")
-        self.seed = getattr(inner, "seed", None)
+        self.capabilities = inner.capabilities
         self.runs: list[tuple[tuple[Choice, ...], tuple[Any, ...], Any]] = []
 
     def begin_execution(self) -> None:

@@ -36,6 +36,7 @@ from lockstep._schedule import Choice
 from lockstep._settings import Settings, SettingsChanges, settings_with
 from lockstep.errors import InvalidArgumentType
 from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts, runs_first
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["HypothesisStrategy", "run_under_hypothesis"]
 
@@ -53,6 +54,7 @@ class HypothesisStrategy:
 
     name = "hypothesis"
     seed: int | None = None
+    capabilities = Capabilities(name="hypothesis")
 
     def __init__(self, data: Any, *, timeouts: bool = True) -> None:
         if not callable(getattr(data, "draw", None)):
