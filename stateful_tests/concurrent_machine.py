@@ -349,13 +349,10 @@ def run_example(
     box: list[Driver] = []
     result = lockstep.explore(
         _scenario(example, adapter, box),
+        lockstep.Settings(budget=1, shrink=False, max_steps=max_steps, progress=False),
         strategy=RunFirst(strategy),
-        budget=1,
-        shrink=False,
         patch=adapter.patch_modules(),
-        max_steps=max_steps,
         scenario_id="stateful_tests.concurrent_machine:run_example",
-        progress=False,
     )
     failure = result.failure
     if failure is None:

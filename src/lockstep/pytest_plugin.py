@@ -117,8 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.addinivalue_line(
         "markers",
-        "lockstep(budget=1000, strategy='random', seed=0, patch=(), max_steps=10000, "
-        "invariant=None, shrink=True, backend=None): run the test as a lockstep scenario "
+        "lockstep(settings=lockstep.Settings(), strategy='random', seed=0, patch=(), "
+        "invariant=None, line_modules=(), or any Settings field such as budget=1000, "
+        "max_steps=10000, shrink=True, backend=None): run the test as a lockstep scenario "
         "under explore()",
     )
 
