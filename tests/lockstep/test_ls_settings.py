@@ -209,9 +209,7 @@ def test_the_plugin_builds_the_settings_from_the_marker_and_the_options():
     assert marked.backend == "greenlet"
     with pytest.raises(InvalidArgument, match="stall_diagnosis must be a positive number"):
         _plugin_settings({"stall_diagnosis": 0})
-    with pytest.raises(
-        InvalidArgumentType, match=r"\) must be a lockstep\.Settings"
-    ):
+    with pytest.raises(InvalidArgumentType, match=r"\) must be a lockstep\.Settings"):
         _plugin_settings({"settings": {"budget": 3}})
 
 
