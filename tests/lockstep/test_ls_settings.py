@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+import typing
 from typing import Any
 
 import attrs
@@ -12,6 +13,7 @@ import pytest
 import lockstep
 from lockstep import InvalidArgument, Settings, pytest_plugin
 from lockstep import _cli as cli
+from lockstep._settings import REPLAY_FIELDS, SettingsChanges
 from lockstep.errors import InvalidArgumentType
 
 
@@ -52,6 +54,17 @@ def test_every_field_has_a_type_a_default_and_a_doc():
         doc = Settings.doc(field.name)
         assert doc, field.name
         assert "\n" not in doc, field.name
+
+
+def test_the_keyword_forms_list_exactly_the_fields():
+    """explore()'s keyword form has every field, typed as the field is; replay()'s has
+    the fields a replay uses, and races (an override of the schedule's)."""
+    hints = typing.get_type_hints(Settings)
+    assert typing.get_type_hints(SettingsChanges) == hints
+    assert set(REPLAY_FIELDS) == {"max_steps", "stall_timeout", "stall_diagnosis", "backend"} | {
+        "races"
+    }
+    assert set(REPLAY_FIELDS) - {"races"} <= set(hints)
 
 
 BAD_VALUES = [
