@@ -87,17 +87,16 @@ def lock_scenario() -> None:
 
 
 BACKENDS = ("greenlet", "thread")
+#: What every measurement runs with: no shrinking, no progress line.
+MEASURED = lockstep.Settings(shrink=False, progress=False)
 
 
 def throughput(executions: int, backend: str | None = None) -> dict[str, float]:
     """The random strategy on :func:`lock_scenario` (``backend`` None: the default)."""
     result = lockstep.explore(
         lock_scenario,
+        MEASURED.replace(budget=executions, backend=backend),
         strategy=lockstep.RandomStrategy(0),
-        budget=executions,
-        shrink=False,
-        progress=False,
-        backend=backend,
     )
     if result.failure is not None:
         raise RuntimeError(f"the throughput scenario failed: {result.failure.message}")
@@ -164,7 +163,7 @@ PROGRAMS: dict[str, tuple[Callable[[], None], int]] = {
 
 def _exhaust(scenario: Callable[[], None], strategy: lockstep.Strategy, cap: int) -> dict[str, Any]:
     start = time.perf_counter()
-    result = lockstep.explore(scenario, strategy=strategy, budget=cap, shrink=False, progress=False)
+    result = lockstep.explore(scenario, MEASURED.replace(budget=cap), strategy=strategy)
     return {
         "executions": result.executions,
         "exhausted": result.exhausted,
@@ -448,11 +447,8 @@ def watch_overhead(executions: int, repeats: int) -> dict[str, Any]:
             started = time.process_time()
             result = lockstep.explore(
                 _bank(watched),
+                MEASURED.replace(budget=executions, races=report),
                 strategy=lockstep.RandomStrategy(0),
-                budget=executions,
-                races=report,
-                shrink=False,
-                progress=False,
             )
             if result.failure is not None:
                 raise RuntimeError(f"the overhead scenario failed: {result.failure.message}")

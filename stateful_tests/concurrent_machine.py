@@ -60,7 +60,7 @@ import attrs
 import hypothesis.strategies as st
 
 import lockstep
-from lockstep.strategies import Choice, ExecutionOutcome, StepContext
+from lockstep.strategies import Capabilities, Choice, ExecutionOutcome, StepContext
 from lockstep.strategies.hypothesis import HypothesisStrategy
 from models_spec._harness.driver import Driver, Op
 from models_spec.adapter import CAPABILITIES, CoreAdapter, ManagerAdapter
@@ -227,8 +227,12 @@ class RunFirst:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = getattr(inner, "name", type(inner).__name__)
-        self.seed = getattr(inner, "seed", None)
+        declared = inner.capabilities
+        # The wrapper records the inner strategy's name and seed, and claims nothing more
+        # (it changes which choices run, so the inner search's completeness is not its).
+        self.capabilities = Capabilities(
+            name=declared.name or type(inner).__name__, seed=declared.seed
+        )
 
     def begin_execution(self) -> None:
         """Delegate."""
@@ -345,13 +349,10 @@ def run_example(
     box: list[Driver] = []
     result = lockstep.explore(
         _scenario(example, adapter, box),
+        lockstep.Settings(budget=1, shrink=False, max_steps=max_steps, progress=False),
         strategy=RunFirst(strategy),
-        budget=1,
-        shrink=False,
         patch=adapter.patch_modules(),
-        max_steps=max_steps,
         scenario_id="stateful_tests.concurrent_machine:run_example",
-        progress=False,
     )
     failure = result.failure
     if failure is None:

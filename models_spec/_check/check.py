@@ -249,7 +249,7 @@ def explore_scenario(
     seed: int = 0,
     shrink: bool = True,
     max_steps: int = DEFAULT_MAX_STEPS,
-    stall_diagnosis: float | None = None,
+    settings: lockstep.Settings | None = None,
     races: bool = True,
     keep_going: bool = False,
 ) -> CheckOutcome:
@@ -258,8 +258,9 @@ def explore_scenario(
     ``keep_going``: search on after the first failure until the budget ends, and
     report the first failure of every other distinct invariant too (`others`).
 
-    ``stall_diagnosis``: seconds before a thread stuck in an uncontrolled primitive is
-    reported (None: lockstep's default). ``races`` False: data races on the watched
+    ``settings``: the lockstep.Settings to start from (None: lockstep's defaults; the
+    keywords here set their budget, shrinking, step limit, races and keep_going).
+    ``races`` False: data races on the watched
     state are not reported (the search still switches at watched accesses), so the
     invariant a race leads to is what fails.
     """
@@ -276,17 +277,17 @@ def explore_scenario(
     with _quiet_core_logs():
         result = lockstep.explore(
             scenario.build(adapter),
+            settings,
             strategy=chosen,
-            budget=budget,
             patch=adapter.patch_modules(),
-            max_steps=max_steps,
             scenario_id=scenario_id_for(scenario, adapter),
+            import_modules=_import_modules(adapter),
+            budget=budget,
+            max_steps=max_steps,
             shrink=shrink,
             progress=False,
-            import_modules=_import_modules(adapter),
             races=races,
             keep_going=keep_going,
-            **_stall_options(stall_diagnosis),
         )
     return CheckOutcome(
         scenario.id,
@@ -302,10 +303,6 @@ def explore_scenario(
         shrunk=result.failure is not None and result.shrink_executions > 0,
         others=result.failures[1:],
     )
-
-
-def _stall_options(stall_diagnosis: float | None) -> dict[str, Any]:
-    return {} if stall_diagnosis is None else {"stall_diagnosis": stall_diagnosis}
 
 
 def replay_scenario(

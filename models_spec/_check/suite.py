@@ -146,7 +146,7 @@ class Job:
     output_dir: str | None
     target: str | None = None
     catalogue: str = DEFAULT_PACKAGE  # the bug package variants and named scenarios come from
-    stall_diagnosis: float | None = None  # None: lockstep's default
+    settings: lockstep.Settings | None = None  # None: lockstep's defaults
     # Variants: the strategies their bug module declares will catch them (caught_by).
     expected: tuple[str, ...] = ()
 
@@ -423,7 +423,7 @@ def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) 
         budget=job.budget,
         seed=job.seed,
         shrink=_shrinks(job),
-        stall_diagnosis=job.stall_diagnosis,
+        settings=job.settings,
         keep_going=_keeps_going(job),
     )
 
@@ -933,8 +933,8 @@ class ModelManagerSuite:
         warning = corpus_warning(options)  # read as the jobs were planned
         if options.shard is not None:
             jobs = options.shard.select(jobs)
-        if options.stall_diagnosis is not None:
-            jobs = [attrs.evolve(job, stall_diagnosis=options.stall_diagnosis) for job in jobs]
+        if options.settings is not None:
+            jobs = [attrs.evolve(job, settings=options.settings) for job in jobs]
         for line in fit_lines(header):  # what the target runs against, before anything else
             print(line, file=out)
         out.flush()

@@ -38,6 +38,7 @@ from lockstep._runtime import checkpoint as checkpoint
 from lockstep._runtime import in_run as in_run
 from lockstep._schedule import RecordedFailure as RecordedFailure
 from lockstep._schedule import Schedule as Schedule
+from lockstep._settings import Settings as Settings
 from lockstep._version import LOCKSTEP_VERSION
 from lockstep.errors import InvalidArgument as InvalidArgument
 from lockstep.errors import LockstepError as LockstepError
@@ -65,6 +66,7 @@ __all__ = [
     "ReplayOutcome",
     "ReplayStrategy",
     "Schedule",
+    "Settings",
     "Strategy",
     "Verdict",
     "__version__",

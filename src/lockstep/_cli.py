@@ -43,7 +43,7 @@ from lockstep._patching import resolve_module
 from lockstep._replay_files import expand_sources, outcome_table
 from lockstep._results import ExecutionResult
 from lockstep._schedule import Schedule, choices_to_string
-from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
+from lockstep._settings import Settings
 from lockstep._text import abbreviate
 from lockstep._version import LOCKSTEP_VERSION
 from lockstep.errors import LockstepError, ScenarioImportError
@@ -61,6 +61,7 @@ __all__ = [
     "build_parser",
     "load_scenario",
     "main",
+    "settings_from_args",
 ]
 
 EXIT_OK = 0
@@ -82,6 +83,9 @@ _EPILOG = """exit codes:
        changed here, the bug may be fixed; re-record
   130  interrupted (Ctrl-C); check prints and saves what finished first
 replay of several schedules: the most urgent code among them (3, 1, 4, 0)"""
+
+
+_DEFAULTS = Settings()  # the flags' defaults are the settings' own
 
 
 class _InputError(Exception):
@@ -195,10 +199,9 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         result = replay(
             scenario,
             schedule,
+            settings_from_args(args),
             patch=args.patch,
             line_modules=args.line_module,
-            stall_diagnosis=args.stall_diagnosis,
-            backend=args.backend,
         )
         outcome = classify_replay(schedule, result)
         outcomes.append((source, outcome))
@@ -273,7 +276,11 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         print(f"(no trace: {exc})", file=out)
         return EXIT_INPUT if args.html else EXIT_OK
     result: ExecutionResult = replay(
-        scenario, schedule, patch=args.patch, line_modules=args.line_module, backend=args.backend
+        scenario,
+        schedule,
+        settings_from_args(args),
+        patch=args.patch,
+        line_modules=args.line_module,
     )
     description = scenario_description(scenario)
     if description:
@@ -338,20 +345,13 @@ def _explore(args: argparse.Namespace, out: TextIO) -> int:
     if args.no_timeouts:
         options["timeouts"] = False
     strategy = make_strategy(args.strategy, seed=args.seed, **options)
-    line_modules = args.line_module or []
     result = explore(
         scenario,
+        settings_from_args(args),
         strategy=strategy,
-        budget=args.budget,
         patch=args.patch or [],
-        max_steps=args.max_steps,
         scenario_id=args.scenario,
-        granularity="line" if line_modules else "op",
-        line_modules=line_modules,
-        races=not args.no_races,
-        time_budget=args.time_budget,
-        stall_diagnosis=args.stall_diagnosis,
-        backend=args.backend,
+        line_modules=args.line_module or [],
     )
     print(result.summary(), file=out)
     for module in args.patch or ():
@@ -430,7 +430,7 @@ def _check_suites(args: argparse.Namespace, out: TextIO) -> int:
         shard=args.shard,
         quiet=args.quiet,
         verbose=args.verbose,
-        stall_diagnosis=args.stall_diagnosis,
+        settings=settings_from_args(args),
     )
     try:
         return run_check(
@@ -443,6 +443,30 @@ def _check_suites(args: argparse.Namespace, out: TextIO) -> int:
         )
     except CheckUsageError as exc:
         raise _InputError(str(exc)) from exc
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The :class:`lockstep.Settings` a parsed command line asks for.
+
+    Each subcommand's flags that are settings: ``explore``'s ``--budget``,
+    ``--max-steps``, ``--time-budget``, ``--no-races`` and ``--line-module`` (line
+    granularity); every running subcommand's ``--stall-diagnosis`` and ``--backend``.
+    ``check --budget`` is not ``Settings.budget``: the suite scales it per cell (it
+    stays ``SuiteOptions.budget``). A flag not given leaves the field at its default.
+    """
+    given = vars(args)
+    fields: dict[str, Any] = {}
+    if given.get("stall_diagnosis") is not None:
+        fields["stall_diagnosis"] = given["stall_diagnosis"]
+    if given.get("backend") is not None:
+        fields["backend"] = given["backend"]
+    if args.command == "explore":
+        fields["budget"] = args.budget
+        fields["max_steps"] = args.max_steps
+        fields["time_budget"] = args.time_budget
+        fields["races"] = not args.no_races
+        fields["granularity"] = "line" if args.line_module else "op"
+    return Settings(**fields)
 
 
 def _non_negative(text: str) -> int:
@@ -537,7 +561,7 @@ def _add_stall(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stall-diagnosis",
         type=_seconds,
-        default=DEFAULT_STALL_DIAGNOSIS,
+        default=_DEFAULTS.stall_diagnosis,
         metavar="SECONDS",
         help="report a thread blocked in an uncontrolled primitive (a real lock of an "
         "unpatched module) after this many seconds of evidence (default: %(default)s)",
@@ -649,7 +673,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="search strategy (default: %(default)s)",
     )
     p_explore.add_argument(
-        "--budget", type=_positive, default=1000, help="executions at most (default: %(default)s)"
+        "--budget",
+        type=_positive,
+        default=_DEFAULTS.budget,
+        help="executions at most (default: %(default)s)",
     )
     p_explore.add_argument(
         "--seed", type=int, default=0, help="seed of random/pct (default: %(default)s)"
@@ -666,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_explore.add_argument(
         "--max-steps",
         type=_positive,
-        default=10_000,
+        default=_DEFAULTS.max_steps,
         help="steps per execution at most (default: %(default)s)",
     )
     p_explore.add_argument(

@@ -1,4 +1,4 @@
-"""One execution, and the settings shared by explore(), replay() and shrinking."""
+"""One execution, and what explore(), replay() and shrinking derive from their Settings."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from lockstep._backend import resolve_backend
 from lockstep._backend_protocol import Backend
 from lockstep._imports import main_module_name
 from lockstep._patching import exit_hooks_for, resolve_module
-from lockstep._runtime import DEFAULT_STALL_TIMEOUT, Run, in_run
-from lockstep._schedule import Choice, Granularity, Schedule
-from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
+from lockstep._runtime import Run, in_run
+from lockstep._schedule import Choice, Schedule
+from lockstep._settings import Settings
 from lockstep.errors import InvalidArgument, InvalidArgumentType, LockstepError, ScheduleDivergence
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._capabilities import Capabilities
 from lockstep.strategies._replay import describe_choice
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
     "check_scenario",
     "make_options",
     "module_names",
-    "positive_int",
     "replay_command_for",
     "run_execution",
     "scenario_id_of",
@@ -39,16 +39,14 @@ ModuleRef = ModuleType | str
 
 @attrs.frozen
 class Options:
-    """Validated per-exploration settings shared by explore, replay and shrinking."""
+    """What one exploration, replay or shrink runs with: the caller's Settings, and what
+    was derived from them and from the code under test once, before the first execution
+    (the invariants as a tuple, the traced files, the backend resolved to a name)."""
 
+    settings: Settings
     invariants: tuple[Callable[[], object], ...] = ()
-    max_steps: int = 10_000
-    granularity: Granularity = "op"
     line_files: frozenset[str] = frozenset()
-    stall_timeout: float = DEFAULT_STALL_TIMEOUT
     backend: str = "thread"
-    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS
-    races: bool = True
 
 
 def scenario_id_of(scenario: object) -> str | None:
@@ -125,19 +123,20 @@ def run_execution(
     them. Only the last attempt is returned: the same execution, checked in full.
     """
     attempt: Strategy = strategy
+    settings = options.settings
     for _ in range(_MAX_RESTARTS + 1):
         run = Run(
             attempt,
-            max_steps=options.max_steps,
+            max_steps=settings.max_steps,
             schedule_template=template,
             invariants=options.invariants,
             line_files=options.line_files,
-            stall_timeout=options.stall_timeout,
-            stall_diagnosis=options.stall_diagnosis,
+            stall_timeout=settings.stall_timeout,
+            stall_diagnosis=settings.stall_diagnosis,
             backend=backend,
             exit_hooks=exit_hooks_for,
             thread_factory=primitives.Thread._ls_for_run,
-            races=options.races,
+            races=settings.races,
         )
         try:
             run.execute(scenario)
@@ -163,6 +162,7 @@ class _Resumed:
     not told of a new execution: to it this is the same one)."""
 
     name = "resumed"
+    capabilities = Capabilities(name="resumed")
 
     def __init__(self, prefix: tuple[Choice, ...], strategy: Strategy) -> None:
         self._prefix = prefix
@@ -200,14 +200,6 @@ def check_scenario(scenario: object) -> None:
         raise LockstepError("explore()/replay() cannot be called from inside a lockstep run")
 
 
-def positive_int(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidArgumentType(f"{name} must be a positive int, got {value!r}")
-    if value < 1:
-        raise InvalidArgument(f"{name} must be >= 1, got {value!r}")
-    return value
-
-
 def _module_file(module: ModuleRef) -> str:
     resolved = resolve_module(module)
     filename = getattr(resolved, "__file__", None)
@@ -217,17 +209,16 @@ def _module_file(module: ModuleRef) -> str:
 
 
 def make_options(
+    settings: Settings,
     *,
     invariant: Callable[[], object] | Sequence[Callable[[], object]] | None,
-    max_steps: int,
-    granularity: str,
     line_modules: Iterable[ModuleRef],
-    stall_timeout: float,
-    backend: str | None = None,
-    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
-    races: bool = True,
 ) -> Options:
-    """Validate the shared settings (raises InvalidArgument / InvalidArgumentType)."""
+    """Check ``settings`` against the code under test and derive what every execution
+    needs (raises InvalidArgument / InvalidArgumentType; the settings validated
+    themselves when they were built)."""
+    if not isinstance(settings, Settings):
+        raise InvalidArgumentType(f"settings must be a lockstep.Settings, got {settings!r}")
     invariants: tuple[Callable[[], object], ...]
     if invariant is None:
         invariants = ()
@@ -238,37 +229,11 @@ def make_options(
         for fn in invariants:
             if not callable(fn):
                 raise InvalidArgumentType(f"invariant must be callable, got {fn!r}")
-    positive_int("max_steps", max_steps)
-    if granularity not in ("op", "line"):
-        raise InvalidArgument(f"granularity must be 'op' or 'line', got {granularity!r}")
     modules = tuple(line_modules)
-    if granularity == "line" and not modules:
+    if settings.granularity == "line" and not modules:
         raise InvalidArgument("granularity='line' needs line_modules=[module, ...] to trace")
-    if granularity == "op" and modules:
+    if settings.granularity == "op" and modules:
         raise InvalidArgument("line_modules only makes sense with granularity='line'")
-    if not isinstance(stall_timeout, int | float) or stall_timeout <= 0:
-        raise InvalidArgument(f"stall_timeout must be a positive number, got {stall_timeout!r}")
-    if stall_diagnosis is not None and (
-        isinstance(stall_diagnosis, bool)
-        or not isinstance(stall_diagnosis, int | float)
-        or not 0 < stall_diagnosis < float("inf")
-    ):
-        raise InvalidArgument(
-            "stall_diagnosis must be a positive number of seconds or None (off), "
-            f"got {stall_diagnosis!r}"
-        )
-    backend_name = resolve_backend(backend)
-    if not isinstance(races, bool):
-        raise InvalidArgumentType(f"races must be True or False, got {races!r}")
+    backend_name = resolve_backend(settings.backend)
     files = frozenset(_module_file(m) for m in modules)
-    gran: Granularity = "line" if granularity == "line" else "op"
-    return Options(
-        invariants,
-        max_steps,
-        gran,
-        files,
-        float(stall_timeout),
-        backend_name,
-        None if stall_diagnosis is None else float(stall_diagnosis),
-        races,
-    )
+    return Options(settings, invariants, files, backend_name)

@@ -16,7 +16,7 @@ import time as _real_time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 import attrs
 
@@ -28,7 +28,6 @@ from lockstep._execution import (
     check_scenario,
     make_options,
     module_names,
-    positive_int,
     replay_command_for,
     run_execution,
     scenario_id_of,
@@ -36,19 +35,26 @@ from lockstep._execution import (
 from lockstep._failure import Failure
 from lockstep._gc import fewer_collections
 from lockstep._imports import import_roots
+from lockstep._names import check_names
 from lockstep._patching import patched, resolve_module
 from lockstep._results import Coverage, ExecutionResult, ExploreResult, Verdict
-from lockstep._runtime import ACCESS_KINDS, DEFAULT_STALL_TIMEOUT, Run
+from lockstep._runtime import ACCESS_KINDS, Run
 from lockstep._schedule import Schedule
+from lockstep._settings import (
+    REPLAY_FIELDS,
+    ReplayChanges,
+    Settings,
+    SettingsChanges,
+    settings_with,
+)
 from lockstep._shrink import shrink_failure
-from lockstep._stall import DEFAULT_STALL_DIAGNOSIS
 from lockstep.errors import (
     InvalidArgument,
     InvalidArgumentType,
     LockstepError,
     StrategyFailure,
 )
-from lockstep.strategies._base import Strategy
+from lockstep.strategies._base import Strategy, check_strategy
 from lockstep.strategies._random import RandomStrategy
 from lockstep.strategies._replay import ReplayStrategy
 
@@ -102,27 +108,25 @@ class _Progress:
 
 def explore(
     scenario: Scenario,
+    settings: Settings | None = None,
     *,
     strategy: Strategy | None = None,
-    budget: int = 1000,
     invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
     patch: Iterable[ModuleRef] = (),
-    max_steps: int = 10_000,
     scenario_id: str | None = None,
-    granularity: str = "op",
     line_modules: Iterable[ModuleRef] = (),
-    shrink: bool = True,
-    shrink_budget: int = 300,
-    stall_timeout: float = DEFAULT_STALL_TIMEOUT,
-    progress: bool | None = None,
-    backend: str | None = None,
-    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
-    races: bool = True,
-    time_budget: float | None = None,
     import_modules: Iterable[ModuleRef] = (),
-    keep_going: bool = False,
+    **changes: Unpack[SettingsChanges],
 ) -> ExploreResult:
     """Run ``scenario`` under ``strategy`` (default RandomStrategy(seed=0)) up to ``budget`` times.
+
+    How it runs is ``settings`` (a :class:`lockstep.Settings`; None: the defaults), the
+    field names below (``budget``, ``shrink``, ``stall_diagnosis``, ...) are its fields.
+    Keyword ``changes`` are applied to it (``explore(s, budget=5)`` is
+    ``explore(s, Settings(budget=5))``, kept so short calls stay short), validated and
+    refused the same way (an unknown name says the nearest known one). The arguments
+    that describe the code under test (``invariant``, ``patch``, ``line_modules``,
+    ``import_modules``, ``scenario_id``) and the stateful ``strategy`` are not settings.
 
     Stops at the first failing execution (``keep_going``: searches on until the budget
     or the strategy ends, and ``result.failures`` holds the first failure of every
@@ -160,53 +164,31 @@ def explore(
     anything).
     """
     check_scenario(scenario)
-    positive_int("budget", budget)
-    if time_budget is not None and (
-        isinstance(time_budget, bool)
-        or not isinstance(time_budget, int | float)
-        or not time_budget > 0
-        or time_budget == float("inf")
-    ):
-        raise InvalidArgument(
-            f"time_budget must be a positive number of seconds or None, got {time_budget!r}"
-        )
-    positive_int("shrink_budget", shrink_budget)
+    settings = settings_with(settings, changes)
     if strategy is None:
         strategy = RandomStrategy(seed=0)
-    elif not isinstance(strategy, Strategy):
-        raise InvalidArgumentType(
-            f"strategy must implement lockstep.strategies.Strategy "
-            f"(begin_execution/choose/end_execution), got {strategy!r}"
-        )
+    declared = check_strategy(strategy)
     if scenario_id is not None and (not isinstance(scenario_id, str) or ":" not in scenario_id):
         raise InvalidArgument(f"scenario_id must look like 'module:qualname', got {scenario_id!r}")
     patch_modules = tuple(patch)
     line_list = tuple(line_modules)
     patch_names = module_names(patch_modules)
-    options = make_options(
-        invariant=invariant,
-        max_steps=max_steps,
-        granularity=granularity,
-        line_modules=line_list,
-        stall_timeout=stall_timeout,
-        backend=backend,
-        stall_diagnosis=stall_diagnosis,
-        races=races,
-    )
+    options = make_options(settings, invariant=invariant, line_modules=line_list)
     template = Schedule(
         choices=(),
-        seed=getattr(strategy, "seed", None),
-        strategy=str(getattr(strategy, "name", type(strategy).__name__)),
+        seed=declared.seed,
+        strategy=declared.name or type(strategy).__name__,
         scenario_id=scenario_id if scenario_id is not None else scenario_id_of(scenario),
-        granularity=options.granularity,
+        granularity=settings.granularity,
         patch=patch_names,
         line_modules=module_names(line_list),
-        races=options.races,
+        races=settings.races,
         import_paths=_import_paths(scenario, (*patch_modules, *line_list, *import_modules)),
     )
     start = _real_time.perf_counter()
     tally = _Tally()
-    progress_display = _Progress(progress, budget)
+    budget, time_budget = settings.budget, settings.time_budget
+    progress_display = _Progress(settings.progress, budget)
     deadline = None if time_budget is None else _now() + float(time_budget)
 
     def body() -> None:
@@ -229,7 +211,7 @@ def explore(
                     if tally.failure is None:
                         tally.failure = outcome.failure
                     tally.distinct.setdefault(outcome.failure.signature, outcome.failure)
-                    if not keep_going or _harness_failure(outcome.failure):
+                    if not settings.keep_going or _harness_failure(outcome.failure):
                         break
                 progress_display.update(tally.executions)
                 if not more:
@@ -237,9 +219,10 @@ def explore(
                     break
         finally:
             progress_display.close()
-        if tally.failure is not None and shrink and tally.failure.kind not in _NOT_SHRUNK:
+        failed = tally.failure
+        if failed is not None and settings.shrink and failed.kind not in _NOT_SHRUNK:
             tally.failure, tally.shrink_runs = shrink_failure(
-                scenario, tally.failure, options, budget=shrink_budget, backend=session
+                scenario, failed, options, budget=settings.shrink_budget, backend=session
             )
 
     with (
@@ -264,30 +247,32 @@ def explore(
         + [f.with_replay_command(replay_command_for(f.schedule)) for f in others]
     )
     elapsed = _real_time.perf_counter() - start
-    bound = getattr(strategy, "probability_bound", None)
-    systematic = bool(getattr(strategy, "systematic", False))
+    # Read again at the end: a bound may depend on what the search saw (PCT's on the
+    # threads and steps, an iterative DPOR's on how deep it went).
+    declared = strategy.capabilities
+    bound = declared.probability_bound
+    systematic = declared.systematic
     coverage: Coverage
     if failure is not None:
         coverage = "failed"
     elif exhausted and systematic:
         # A reducing search (DPOR) did not reorder the declared locations seen unordered.
-        reduces = bool(getattr(strategy, "reduces", False))
-        coverage = "partial" if tally.unordered and reduces else "complete"
+        coverage = "partial" if tally.unordered and declared.reduces else "complete"
     elif out_of_time:
         coverage = "time-budget"
     elif systematic:
         coverage = "execution-budget"
     else:
         coverage = "sampled"
-    preemption_bound = getattr(strategy, "preemption_bound", None) if systematic else None
+    preemption_bound = declared.preemption_bound if systematic else None
     verdict = Verdict(
         coverage,
         executions,
         template.strategy,
         template.seed,
-        preemption_bound=preemption_bound if isinstance(preemption_bound, int) else None,
+        preemption_bound=preemption_bound,
         watched=tally.watched,
-        races_checked=tally.watched and options.races,
+        races_checked=tally.watched and settings.races,
         benign=tuple(sorted(tally.declared)),
         failure_kind=None if failure is None else failure.kind,
         time_budget=None if time_budget is None else float(time_budget),
@@ -302,7 +287,7 @@ def explore(
         steps=tally.steps,
         strategy=template.strategy,
         seed=template.seed,
-        pct_bound=bound if isinstance(bound, float) else None,
+        pct_bound=bound,
         max_threads=tally.max_threads,
         max_steps_seen=tally.max_steps_seen,
         shrink_executions=tally.shrink_runs,
@@ -384,15 +369,12 @@ def _harness_failure(failure: Failure) -> bool:
 def replay(
     scenario: Scenario,
     schedule: Schedule,
+    settings: Settings | None = None,
     *,
     invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
     patch: Iterable[ModuleRef] | None = None,
-    max_steps: int | None = None,
     line_modules: Iterable[ModuleRef] | None = None,
-    stall_timeout: float = DEFAULT_STALL_TIMEOUT,
-    backend: str | None = None,
-    stall_diagnosis: float | None = DEFAULT_STALL_DIAGNOSIS,
-    races: bool | None = None,
+    **changes: Unpack[ReplayChanges],
 ) -> ExecutionResult:
     """Run ``scenario`` once, following ``schedule`` exactly.
 
@@ -403,10 +385,14 @@ def replay(
     choice, or one that has choices left over yields a Failure of kind "divergence"
     whose message names the step ("step 7: expected thread 2, runnable were [0, 1]");
     steps with one choice past its end decide nothing and are taken. Any other failure
-    is the program's own, reproduced. ``backend``, ``stall_timeout`` and ``stall_diagnosis`` as for
-    explore(). ``races`` (None: what the schedule records) turns data-race reports on
-    or off. Raises InvalidArgument / InvalidArgumentType for bad arguments (a module
-    that cannot be imported included) before running anything.
+    is the program's own, reproduced. ``settings`` as for explore(): a replay uses their
+    ``backend``, ``stall_timeout``, ``stall_diagnosis`` and ``max_steps`` (raised to one
+    more than the schedule's choices); the schedule decides the granularity and whether
+    races are reported. Keyword ``changes`` set those four fields, and ``races`` (None:
+    the schedule's) overrides the schedule as ``patch`` does; any other keyword is an
+    InvalidArgument naming the known ones. Raises InvalidArgument / InvalidArgumentType
+    for bad arguments (a module that cannot be imported included) before running
+    anything.
     """
     check_scenario(scenario)
     if not isinstance(schedule, Schedule):
@@ -415,20 +401,22 @@ def replay(
     line_list: tuple[ModuleRef, ...] = (
         schedule.line_modules if line_modules is None else tuple(line_modules)
     )
-    options = make_options(
-        invariant=invariant,
-        max_steps=max_steps if max_steps is not None else max(10_000, len(schedule.choices) + 1),
+    check_names("replay()", changes, REPLAY_FIELDS, kind="keyword")
+    given: dict[str, Any] = dict(changes)
+    races = given.pop("races", None)
+    if races is not None and not isinstance(races, bool):
+        raise InvalidArgumentType(f"races must be True, False or None, got {races!r}")
+    settings = settings_with(settings, {}).replace(**given)
+    settings = settings.replace(
+        max_steps=max(settings.max_steps, len(schedule.choices) + 1),
         granularity=schedule.granularity,
-        line_modules=line_list,
-        stall_timeout=stall_timeout,
-        backend=backend,
-        stall_diagnosis=stall_diagnosis,
         races=schedule.races if races is None else races,
     )
+    options = make_options(settings, invariant=invariant, line_modules=line_list)
     effective = schedule.with_modules(
         patch=module_names(patch_modules), line_modules=module_names(line_list)
     )
-    effective = attrs.evolve(effective, races=options.races)
+    effective = attrs.evolve(effective, races=settings.races)
     # What this replay's schedules record is what it does, not what the file expected.
     template = effective.with_choices(()).with_failure(None)
     strategy = ReplayStrategy(schedule)

@@ -31,6 +31,7 @@ from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import StepRecord
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._capabilities import Capabilities
 from lockstep.strategies._replay import GuidedStrategy, default_choice
 
 __all__ = ["DeviationStrategy", "deviations", "shrink_failure"]
@@ -49,6 +50,7 @@ class DeviationStrategy:
     """
 
     name = "shrink"
+    capabilities = Capabilities(name="shrink")
 
     def __init__(self, deviations: Mapping[DeviationKey, Choice]) -> None:
         self.deviations = dict(deviations)

@@ -64,7 +64,7 @@ __all__ = [
     "stall_message",
 ]
 
-#: Seconds of unchanged evidence before a stall is diagnosed (``explore(stall_diagnosis=)``).
+#: Seconds of unchanged evidence before a stall is diagnosed (``Settings.stall_diagnosis``).
 DEFAULT_STALL_DIAGNOSIS: Final = 2.0
 #: CPU seconds a blocked thread may still be charged over the window (wake-ups, signals).
 _CPU_TOLERANCE: Final = 0.02

@@ -4,10 +4,13 @@ The marked test function (with its fixtures) is the scenario: it runs as thread 
 every execution, so it should build fresh state, spawn threads, join them and assert.
 Fixture values are created once per test, not per execution.
 
-Marker keywords: ``budget``, ``strategy`` (a name or a Strategy instance), ``seed``,
-``patch`` (modules or dotted names), ``max_steps``, ``invariant``, ``shrink``,
-``granularity``, ``line_modules``, ``races``, ``stall_diagnosis``, ``backend``
-("greenlet" or "thread"). Command-line options override the marker:
+Marker keywords: ``settings`` (a :class:`lockstep.Settings`), any field of
+:class:`lockstep.Settings` (``budget``, ``max_steps``, ``shrink``, ``granularity``,
+``races``, ``stall_diagnosis``, ``backend``: "greenlet" or "thread", ...; applied to
+``settings``), and what describes the test's code: ``strategy`` (a name or a Strategy
+instance), ``seed``, ``patch`` (modules or dotted names), ``invariant``,
+``line_modules``. The plugin builds one Settings from them (a bad value fails the test
+with the field, the value and what is allowed). Command-line options override the marker:
 ``--lockstep-budget``, ``--lockstep-seed``, ``--lockstep-strategy``; a budget below 1 is
 a usage error (pytest exits 4 before running anything). ``--lockstep-backend`` is the
 backend of the tests whose marker names none (a test that needs real OS threads keeps
@@ -53,22 +56,9 @@ __all__ = [
 
 _VERDICTS = pytest.StashKey[list[tuple[str, str]]]()
 
-_MARKER_KEYS = frozenset(
-    {
-        "budget",
-        "strategy",
-        "seed",
-        "patch",
-        "max_steps",
-        "invariant",
-        "shrink",
-        "granularity",
-        "line_modules",
-        "races",
-        "stall_diagnosis",
-        "backend",
-    }
-)
+# Besides the fields of lockstep.Settings (read from it when a marked test runs: this
+# module must not import lockstep at load time).
+_CODE_KEYS = frozenset({"settings", "strategy", "seed", "patch", "invariant", "line_modules"})
 _USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR
 
 
@@ -127,8 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.addinivalue_line(
         "markers",
-        "lockstep(budget=1000, strategy='random', seed=0, patch=(), max_steps=10000, "
-        "invariant=None, shrink=True, backend=None): run the test as a lockstep scenario "
+        "lockstep(settings=lockstep.Settings(), strategy='random', seed=0, patch=(), "
+        "invariant=None, line_modules=(), or any Settings field such as budget=1000, "
+        "max_steps=10000, shrink=True, backend=None): run the test as a lockstep scenario "
         "under explore()",
     )
 
@@ -188,15 +179,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     if marker is None:
         return None
     import lockstep  # noqa: PLC0415 - keep the plugin import cheap
+    from lockstep._settings import FIELD_NAMES  # noqa: PLC0415
     from lockstep.report import abbreviate  # noqa: PLC0415
     from lockstep.strategies._registry import make_strategy  # noqa: PLC0415
 
     if marker.args:
         _fail(f"@pytest.mark.lockstep takes keyword arguments only, got {marker.args!r}")
-    unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
+    marker_keys = _CODE_KEYS | set(FIELD_NAMES)
+    unknown = sorted(set(marker.kwargs) - marker_keys)
     if unknown:
         _fail(
-            f"@pytest.mark.lockstep: unknown keyword(s) {unknown}; expected {sorted(_MARKER_KEYS)}"
+            f"@pytest.mark.lockstep: unknown keyword(s) {unknown}; expected {sorted(marker_keys)}"
         )
     kwargs: dict[str, Any] = dict(marker.kwargs)
     config = pyfuncitem.config
@@ -213,25 +206,21 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     patch = tuple(kwargs["patch"]) if "patch" in kwargs else None
     line_modules = tuple(kwargs["line_modules"]) if "line_modules" in kwargs else None
     invariant = kwargs.get("invariant")
-    stall: dict[str, Any] = (
-        {"stall_diagnosis": kwargs["stall_diagnosis"]} if "stall_diagnosis" in kwargs else {}
-    )
-    backend = kwargs.get("backend") or config.getoption("--lockstep-backend")
     # Absolute test path and rootdir: the command works from any directory, with the
     # same node id (the rootdir decides it) as the one the schedule records.
     runnable = shlex.join(["--rootdir", str(config.rootpath), f"{config.rootpath}/{nodeid}"])
     try:
+        settings = _settings_for(kwargs, config)
         replay_file = config.getoption("--lockstep-replay")
         schedule = lockstep.Schedule.load(replay_file) if replay_file else None
         if schedule is not None and schedule.scenario_id in (None, f"pytest:{nodeid}"):
             result = lockstep.replay(
                 scenario,
                 schedule,
+                settings,
                 patch=patch,
                 line_modules=line_modules,
                 invariant=invariant,
-                backend=backend,
-                **stall,
             )
             outcome = lockstep.classify_replay(schedule, result)
             pyfuncitem.user_properties.append(("lockstep replay", outcome.name))
@@ -243,8 +232,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
                 _fail(f"lockstep replay {outcome.headline}\n\n{replayed}")
             return True
 
-        budget_option = config.getoption("--lockstep-budget")
-        budget = budget_option if budget_option is not None else kwargs.get("budget", 1000)
         seed_option = config.getoption("--lockstep-seed")
         seed = seed_option if seed_option is not None else kwargs.get("seed", 0)
         strategy: Any = config.getoption("--lockstep-strategy") or kwargs.get("strategy", "random")
@@ -252,19 +239,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
             strategy = make_strategy(strategy, seed=seed)
         result_explore = lockstep.explore(
             scenario,
+            settings,
             strategy=strategy,
-            budget=budget,
-            max_steps=kwargs.get("max_steps", 10_000),
             scenario_id=f"pytest:{nodeid}",
-            shrink=kwargs.get("shrink", True),
-            granularity=kwargs.get("granularity", "op"),
             line_modules=line_modules or (),
             patch=patch or (),
             invariant=invariant,
-            progress=False,
-            races=kwargs.get("races", True),
-            backend=backend,
-            **stall,
         )
     except (lockstep.LockstepError, OSError) as exc:
         _fail(f"lockstep could not run {nodeid}: {abbreviate(str(exc), 500)}")
@@ -284,6 +264,30 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
     saved = f"\n\nSchedule saved to {path}\nHTML timeline:     {html}\n({result_explore.summary()})"
     _fail(head + saved + sep + tail if sep else text + saved)
     return True
+
+
+def _settings_for(marker: dict[str, Any], config: pytest.Config) -> Any:
+    """The lockstep.Settings a marked test runs with: the marker's ``settings`` (default:
+    lockstep's) with the marker's Settings fields applied, then ``--lockstep-budget`` over
+    the budget and ``--lockstep-backend`` where neither names a backend; never a progress
+    line (pytest owns the terminal). Raises what Settings raises for a bad value
+    (InvalidArgument naming the field, the value and what is allowed)."""
+    import lockstep  # noqa: PLC0415 - keep the plugin import cheap
+    from lockstep._settings import FIELD_NAMES  # noqa: PLC0415
+
+    base = marker.get("settings", lockstep.Settings())
+    if not isinstance(base, lockstep.Settings):
+        raise lockstep.errors.InvalidArgumentType(
+            f"@pytest.mark.lockstep(settings=...) must be a lockstep.Settings, got {base!r}"
+        )
+    settings = base.replace(**{k: v for k, v in marker.items() if k in FIELD_NAMES})
+    budget = config.getoption("--lockstep-budget")
+    if budget is not None:
+        settings = settings.replace(budget=budget)
+    backend = config.getoption("--lockstep-backend")
+    if settings.backend is None and backend is not None:
+        settings = settings.replace(backend=backend)
+    return settings.replace(progress=False)
 
 
 def _save_html(failure: Any, path: Path, *, title: str) -> Path:

@@ -30,6 +30,9 @@ from typing import Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
+from lockstep._settings import Settings
+from lockstep.errors import InvalidArgumentType
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EXIT_FAILURE",
@@ -152,6 +155,11 @@ class _NoReporter:
         """Ignore."""
 
 
+def _optional_settings(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, Settings):
+        raise InvalidArgumentType(f"settings must be a lockstep.Settings or None, got {value!r}")
+
+
 @attrs.frozen
 class SuiteOptions:
     """Options ``lockstep check`` passes to every suite (None: the suite's default).
@@ -163,9 +171,12 @@ class SuiteOptions:
     implementation to check instead of the suite's default one; ``shard``: run only
     this shard of the cases; ``quiet``: print only failures and the summary;
     ``verbose``: also print each failure's detail in the checker's own terms (a suite's
-    internal encodings, which the default report leaves out); ``stall_diagnosis``:
-    seconds before a thread stuck in an uncontrolled primitive is reported (see
-    ``lockstep.explore``); ``reporter``: where finished cases go.
+    internal encodings, which the default report leaves out);
+    ``settings``: the :class:`lockstep.Settings` every exploration of the suite starts
+    from (``lockstep check`` builds them from its flags: ``--stall-diagnosis``,
+    ``--backend``; None: lockstep's defaults); the suite sets the fields its plan
+    decides (budget per cell, shrinking, ...) with ``settings.replace``;
+    ``reporter``: where finished cases go.
     """
 
     budget: int | None = None
@@ -177,7 +188,7 @@ class SuiteOptions:
     shard: Shard | None = None
     quiet: bool = False
     verbose: bool = False
-    stall_diagnosis: float | None = None
+    settings: Settings | None = attrs.field(default=None, validator=_optional_settings)
     reporter: Reporter = attrs.field(factory=_NoReporter, eq=False)
 
 

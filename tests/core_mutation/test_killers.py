@@ -447,8 +447,7 @@ class _NoTimeouts:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = "no-timeouts"
-        self.seed = None
+        self.capabilities = lockstep.strategies.Capabilities(name="no-timeouts")
         self.needed_timeout = False
 
     def begin_execution(self) -> None:

@@ -41,8 +41,7 @@ class Recorder:
 
     def __init__(self, inner: lockstep.Strategy) -> None:
         self.inner = inner
-        self.name = getattr(inner, "name", "recorder")
-        self.seed = getattr(inner, "seed", None)
+        self.capabilities = inner.capabilities
         self.runs: list[tuple[tuple[Choice, ...], tuple[Any, ...], Any]] = []
 
     def begin_execution(self) -> None:
@@ -351,11 +350,11 @@ def test_cli_backend_option(backend, monkeypatch, tmp_path):
     real_explore, real_replay = cli.explore, cli.replay
 
     def spy_explore(*args: Any, **kwargs: Any) -> Any:
-        chosen.append(kwargs.get("backend"))
+        chosen.append(args[1].backend)  # explore(scenario, settings, ...)
         return real_explore(*args, **kwargs)
 
     def spy_replay(*args: Any, **kwargs: Any) -> Any:
-        chosen.append(kwargs.get("backend"))
+        chosen.append(args[2].backend)  # replay(scenario, schedule, settings, ...)
         return real_replay(*args, **kwargs)
 
     monkeypatch.setattr(cli, "explore", spy_explore)

@@ -13,7 +13,7 @@ import sys
 import attrs
 
 import lockstep
-from lockstep import Schedule
+from lockstep import Schedule, Settings
 from lockstep import _check as check_module
 from lockstep import _cli as cli
 from lockstep.strategies import Choice
@@ -168,7 +168,12 @@ def test_check_runs_registered_suites(monkeypatch, tmp_path):
     assert seen.output_dir.parent == tmp_path.resolve()  # this run's own directory
     assert seen.output_dir.name.startswith("run-")
     assert attrs.evolve(seen, output_dir=None) == SuiteOptions(
-        budget=7, seed=3, strategy="pct", jobs=2, target="pkg:factory", stall_diagnosis=2.0
+        budget=7,
+        seed=3,
+        strategy="pct",
+        jobs=2,
+        target="pkg:factory",
+        settings=Settings(stall_diagnosis=2.0),
     )
 
 

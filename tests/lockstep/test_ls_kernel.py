@@ -34,7 +34,7 @@ from lockstep import _primitives, _runtime
 from lockstep._backend import open_backend, resolve_backend
 from lockstep._runtime import Blocker, ExitHook, LogicalThread, Run
 from lockstep._schedule import Choice, Schedule
-from lockstep.strategies import ExecutionOutcome, StepContext
+from lockstep.strategies import Capabilities, ExecutionOutcome, StepContext
 
 ROOT = "lockstep._execution"
 PACKAGE = Path(lockstep.__file__).parent
@@ -257,7 +257,7 @@ def test_the_scheduler_imports_nothing_that_builds_or_patches() -> None:
 class _FirstChoice:
     """A strategy that always runs the first thread it is offered."""
 
-    name = "first"
+    capabilities = Capabilities(name="first")
 
     def begin_execution(self) -> None:
         pass

@@ -22,7 +22,13 @@ import lockstep
 import modelmanager
 from lockstep import Schedule
 from lockstep.errors import InvalidArgumentType, LockstepError, NondeterminismDetected
-from lockstep.strategies import Choice, ExecutionOutcome, GuidedStrategy, StepContext
+from lockstep.strategies import (
+    Capabilities,
+    Choice,
+    ExecutionOutcome,
+    GuidedStrategy,
+    StepContext,
+)
 
 
 def _two_workers() -> None:
@@ -55,8 +61,7 @@ class _Recorder:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = inner.name
-        self.seed = inner.seed
+        self.capabilities = inner.capabilities
         self.runs: list[tuple[Choice, ...]] = []
 
     def begin_execution(self) -> None:
@@ -142,8 +147,7 @@ def test_a_strategy_failure_carries_the_execution() -> None:
     execution's schedule and trace (``Run.failure_after``)."""
 
     class Refuses:
-        name = "refuses"
-        seed = None
+        capabilities = Capabilities(name="refuses")
 
         def begin_execution(self) -> None:
             pass

@@ -10,7 +10,7 @@ from lockstep._fastattrs import fast_constructor
 from lockstep._schedule import Choice
 from lockstep._trace import LazySteps, OpDescriptor, PrimitiveId, StepRecord
 from lockstep.lowlevel import ThreadState
-from lockstep.strategies import ExecutionOutcome, StepContext
+from lockstep.strategies import Capabilities, ExecutionOutcome, StepContext
 
 
 def _record() -> StepRecord:
@@ -94,7 +94,7 @@ def test_outcome_steps_are_the_trace_steps(backend):
     outcomes: list[ExecutionOutcome] = []
 
     class Keep:
-        name = "keep"
+        capabilities = Capabilities(name="keep")
 
         def begin_execution(self) -> None:
             pass

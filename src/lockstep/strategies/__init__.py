@@ -1,6 +1,7 @@
 """Scheduling strategies: one protocol, one implementation per file.
 
-The :class:`Strategy` protocol (``begin_execution``, ``choose``, ``end_execution``) and
+The :class:`Strategy` protocol (``begin_execution``, ``choose``, ``end_execution``,
+``capabilities``: a :class:`Capabilities`) and
 the values it sees (:class:`Choice`, :class:`StepContext`, :class:`ExecutionOutcome`,
 :class:`OpDescriptor`, :class:`PrimitiveId`, :class:`StepRecord`); the search
 strategies; the wrappers (:class:`CountingStrategy`, :class:`DeterminismCheck`) and
@@ -15,6 +16,7 @@ from lockstep._trace import StepRecord as StepRecord
 from lockstep.strategies._base import ExecutionOutcome as ExecutionOutcome
 from lockstep.strategies._base import StepContext as StepContext
 from lockstep.strategies._base import Strategy as Strategy
+from lockstep.strategies._capabilities import Capabilities as Capabilities
 from lockstep.strategies._counting import CountingStrategy as CountingStrategy
 from lockstep.strategies._counting import StrategyMetrics as StrategyMetrics
 from lockstep.strategies._determinism import DeterminismCheck as DeterminismCheck
@@ -31,6 +33,7 @@ from lockstep.strategies._replay import default_choice as default_choice
 
 __all__ = [
     "STRATEGY_NAMES",
+    "Capabilities",
     "Choice",
     "CountingStrategy",
     "DFSStrategy",

@@ -31,12 +31,15 @@ from lockstep._failure import Failure
 from lockstep._schedule import Choice
 from lockstep._trace import OpDescriptor, StepRecord
 from lockstep.errors import InvalidArgumentType
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = [
     "NONDETERMINISM_CAUSES",
+    "Capabilities",
     "ExecutionOutcome",
     "StepContext",
     "Strategy",
+    "check_strategy",
     "check_timeouts",
     "is_preemption",
     "runs_first",
@@ -127,21 +130,23 @@ class ExecutionOutcome:
 class Strategy(Protocol):
     """Picks the next choice at each step. One implementation per file.
 
-    Optional attributes the runtime reads with ``getattr``: ``name: str`` (recorded in
-    Schedule.strategy; default: the class name), ``seed: int | None`` (recorded in
-    Schedule.seed), ``probability_bound: float | None`` (PCT's guarantee, reported in
-    ExploreResult.pct_bound), ``systematic: bool`` (True for a search whose "no more
-    executions" means every interleaving up to its bound was explored: only then does
-    ``ExploreResult.verdict`` claim completeness; default False: a sampler) and
-    ``preemption_bound: int | None`` (the bound that claim is up to) and ``reduces: bool``
-    (True for a systematic search that skips interleavings it judges equivalent by the
-    dependencies of their steps, as DPOR does: its claim then excludes the orders of
-    declared locations the run saw unordered, ``Verdict.unordered``).
+    ``capabilities`` (a :class:`Capabilities`, usually a class attribute, or a property
+    when it depends on the constructor's arguments) declares what explore() reads of a
+    strategy: the name and seed a schedule records, whether the search is systematic
+    (and up to which preemption bound), whether it reduces, PCT's probability bound.
+    It is part of the protocol: a strategy without it is refused (an InvalidArgumentType
+    saying what to declare), so no fact falls back to a default unnoticed;
+    ``Capabilities()`` declares a sampler named by its class.
 
     Contract: ``choices`` is never empty; ``choose`` returns one of its elements.
     ``end_execution`` returns False when no more executions are wanted (for a bounded
     exhaustive strategy: the space is exhausted).
     """
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the strategy declares about itself (see :class:`Capabilities`)."""
+        ...
 
     def begin_execution(self) -> None:
         """Called before each execution."""
@@ -153,6 +158,27 @@ class Strategy(Protocol):
     def end_execution(self, outcome: ExecutionOutcome) -> bool:
         """Called after each execution; False means "no more executions wanted"."""
         ...
+
+
+def check_strategy(strategy: object) -> Capabilities:
+    """``strategy``'s declared capabilities, once it is known to be a Strategy.
+
+    Raises InvalidArgumentType naming what is missing: one of the three methods, or a
+    ``capabilities`` that is not a :class:`Capabilities`.
+    """
+    if not isinstance(strategy, Strategy):
+        raise InvalidArgumentType(
+            "strategy must implement lockstep.strategies.Strategy (begin_execution/choose/"
+            "end_execution, and capabilities = lockstep.strategies.Capabilities(...), "
+            f"Capabilities() for a sampler), got {strategy!r}"
+        )
+    capabilities = strategy.capabilities
+    if not isinstance(capabilities, Capabilities):
+        raise InvalidArgumentType(
+            f"{type(strategy).__name__}.capabilities must be a lockstep.strategies."
+            f"Capabilities, got {capabilities!r}"
+        )
+    return capabilities
 
 
 def check_timeouts(owner: str, timeouts: object) -> bool:

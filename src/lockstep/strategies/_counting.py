@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import attrs
 
 from lockstep._schedule import Choice
-from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy, check_strategy
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["CountingStrategy", "StrategyMetrics"]
 
@@ -30,27 +31,16 @@ class CountingStrategy:
 
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
-        self.name = str(getattr(inner, "name", type(inner).__name__))
-        self.seed = getattr(inner, "seed", None)
+        inner_capabilities = check_strategy(inner)
+        self.name = inner_capabilities.name or type(inner).__name__
+        self.seed = inner_capabilities.seed
         self._executions = self._steps = self._preemptions = self._failures = 0
         self._max_threads = self._max_steps = self._max_choices = 0
 
     @property
-    def probability_bound(self) -> float | None:
-        """The inner strategy's bound, if any."""
-        bound = getattr(self.inner, "probability_bound", None)
-        return bound if isinstance(bound, float) else None
-
-    @property
-    def systematic(self) -> bool:
-        """Whether the inner strategy is systematic (its "no more" means "all explored")."""
-        return bool(getattr(self.inner, "systematic", False))
-
-    @property
-    def preemption_bound(self) -> int | None:
-        """The inner strategy's preemption bound, if any."""
-        bound = getattr(self.inner, "preemption_bound", None)
-        return bound if isinstance(bound, int) else None
+    def capabilities(self) -> Capabilities:
+        """The inner strategy's, named as it is (counting changes no choice)."""
+        return self.inner.capabilities.replace(name=self.name)
 
     def begin_execution(self) -> None:
         """Delegate."""

@@ -17,7 +17,9 @@ from lockstep.strategies._base import (
     ExecutionOutcome,
     StepContext,
     Strategy,
+    check_strategy,
 )
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["DeterminismCheck"]
 
@@ -27,8 +29,9 @@ class DeterminismCheck:
 
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
-        self.name = f"{getattr(inner, 'name', type(inner).__name__)}+determinism"
-        self.seed = getattr(inner, "seed", None)
+        inner_capabilities = check_strategy(inner)
+        self.name = f"{inner_capabilities.name or type(inner).__name__}+determinism"
+        self.seed = inner_capabilities.seed
         self._checking = False
         self._record: list[tuple[tuple[Choice, ...], Choice]] = []
         self._position = 0
@@ -36,21 +39,9 @@ class DeterminismCheck:
         self._first_steps = 0
 
     @property
-    def probability_bound(self) -> float | None:
-        """The inner strategy's bound, if any."""
-        bound = getattr(self.inner, "probability_bound", None)
-        return bound if isinstance(bound, float) else None
-
-    @property
-    def systematic(self) -> bool:
-        """Whether the inner strategy is systematic (its "no more" means "all explored")."""
-        return bool(getattr(self.inner, "systematic", False))
-
-    @property
-    def preemption_bound(self) -> int | None:
-        """The inner strategy's preemption bound, if any."""
-        bound = getattr(self.inner, "preemption_bound", None)
-        return bound if isinstance(bound, int) else None
+    def capabilities(self) -> Capabilities:
+        """The inner strategy's, under this wrapper's name (re-runs change no claim)."""
+        return self.inner.capabilities.replace(name=self.name)
 
     def begin_execution(self) -> None:
         """First pass: the inner strategy; second pass: the recorded choices."""

@@ -20,6 +20,7 @@ import attrs
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType, NondeterminismDetected
 from lockstep.strategies._base import NONDETERMINISM_CAUSES, ExecutionOutcome, StepContext
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["DFSStrategy"]
 
@@ -41,7 +42,6 @@ class DFSStrategy:
 
     name = "dfs"
     seed: int | None = None
-    systematic = True
 
     def __init__(self, *, preemption_bound: int | None = 2, timeouts: bool = True) -> None:
         if preemption_bound is not None and (
@@ -53,6 +53,9 @@ class DFSStrategy:
         if not isinstance(timeouts, bool):
             raise InvalidArgumentType(f"timeouts must be True or False, got {timeouts!r}")
         self.preemption_bound = preemption_bound
+        self.capabilities = Capabilities(
+            name=self.name, systematic=True, preemption_bound=preemption_bound
+        )
         self.timeouts = timeouts
         self.exhausted = False
         self.executions = 0

@@ -98,6 +98,7 @@ from lockstep.strategies._base import (
     is_preemption,
     runs_first,
 )
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["DporStrategy"]
 
@@ -253,8 +254,6 @@ class DporStrategy:
 
     name = "dpor"
     seed: int | None = None
-    systematic = True
-    reduces = True
 
     def __init__(
         self, *, preemption_bound: int | Literal["iterative"] | None = None, timeouts: bool = True
@@ -299,6 +298,13 @@ class DporStrategy:
         # interns them). Kept across executions, checked by identity (``event.op is
         # op``), so an entry for an operation that is gone is never taken for another.
         self._events: dict[tuple[int, str, int], _Event] = {}
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """A systematic, reducing search up to :attr:`preemption_bound`."""
+        return Capabilities(
+            name=self.name, systematic=True, reduces=True, preemption_bound=self.preemption_bound
+        )
 
     @property
     def preemption_bound(self) -> int | None:

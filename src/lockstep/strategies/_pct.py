@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts
+from lockstep.strategies._capabilities import Capabilities
 from lockstep.strategies._random import check_probability, resolve_seed
 
 __all__ = ["PCTStrategy"]
@@ -58,6 +59,13 @@ class PCTStrategy:
         self._priorities: dict[int, float] = {}
         self._change_points: frozenset[int] = frozenset()
         self._lowest = 0.0
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """A seeded sampler with a probability guarantee (:attr:`probability_bound`)."""
+        return Capabilities(
+            name=self.name, seed=self.seed, probability_bound=self.probability_bound
+        )
 
     @property
     def probability_bound(self) -> float | None:

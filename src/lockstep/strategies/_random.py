@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from lockstep._schedule import Choice
 from lockstep.errors import InvalidArgument, InvalidArgumentType
 from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["RandomStrategy", "resolve_seed"]
 
@@ -61,6 +62,7 @@ class RandomStrategy:
         if not timeouts:
             self.timeout_probability = 0.0
         self._rng = _random.Random(self.seed)
+        self.capabilities = Capabilities(name=self.name, seed=self.seed)
         self._getrandbits = self._rng.getrandbits
 
     def _below(self, n: int) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from lockstep._schedule import Choice, Schedule
 from lockstep.errors import InvalidArgumentType, ScheduleDivergence
 from lockstep.strategies._base import ExecutionOutcome, StepContext, Strategy
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = [
     "GuidedStrategy",
@@ -76,6 +77,7 @@ class ReplayStrategy:
     def __init__(self, schedule: Schedule | Iterable[Choice]) -> None:
         self.choices = _as_choices(schedule)
         self.seed = schedule.seed if isinstance(schedule, Schedule) else None
+        self.capabilities = Capabilities(name=self.name, seed=self.seed)
         self._position = 0
 
     def begin_execution(self) -> None:
@@ -131,6 +133,7 @@ class GuidedStrategy:
         self.choices = _as_choices(choices)
         self.name = name
         self.seed: int | None = None
+        self.capabilities = Capabilities(name=name)
         self._position = 0
 
     def begin_execution(self) -> None:
@@ -164,7 +167,11 @@ class PrefixStrategy:
     def __init__(self, prefix: Iterable[Choice], then: Strategy | None = None) -> None:
         self.prefix = _as_choices(prefix)
         self.then = then
-        self.seed = getattr(then, "seed", None)
+        # A prefix run records the seed of the strategy it hands over to.
+        self.capabilities = Capabilities(
+            name=self.name, seed=None if then is None else then.capabilities.seed
+        )
+        self.seed = self.capabilities.seed
         self._replay = ReplayStrategy(self.prefix)
 
     def begin_execution(self) -> None:

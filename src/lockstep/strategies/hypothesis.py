@@ -26,15 +26,17 @@ Use :func:`run_under_hypothesis` inside an ``@given(st.data())`` test.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import hypothesis.strategies as st
 
 from lockstep._explore import explore
 from lockstep._results import ExplorationFailed, ExploreResult
 from lockstep._schedule import Choice
+from lockstep._settings import Settings, SettingsChanges, settings_with
 from lockstep.errors import InvalidArgumentType
 from lockstep.strategies._base import ExecutionOutcome, StepContext, check_timeouts, runs_first
+from lockstep.strategies._capabilities import Capabilities
 
 __all__ = ["HypothesisStrategy", "run_under_hypothesis"]
 
@@ -52,6 +54,7 @@ class HypothesisStrategy:
 
     name = "hypothesis"
     seed: int | None = None
+    capabilities = Capabilities(name="hypothesis")
 
     def __init__(self, data: Any, *, timeouts: bool = True) -> None:
         if not callable(getattr(data, "draw", None)):
@@ -107,13 +110,13 @@ class HypothesisStrategy:
 def run_under_hypothesis(
     scenario: Callable[[], object],
     data: Any,
+    settings: Settings | None = None,
     *,
     invariant: Callable[[], object] | Sequence[Callable[[], object]] | None = None,
     patch: Iterable[Any] = (),
-    max_steps: int = 10_000,
     scenario_id: str | None = None,
-    races: bool = True,
     timeouts: bool = True,
+    **changes: Unpack[SettingsChanges],
 ) -> ExploreResult:
     """Run one execution of ``scenario`` with every choice drawn from ``data``.
 
@@ -121,21 +124,18 @@ def run_under_hypothesis(
     :class:`lockstep.ExplorationFailed` (an ``AssertionError`` whose message is the
     failure with its trace and replay command), so Hypothesis shrinks the schedule
     and saves it in its database.  lockstep's own shrinking is off: Hypothesis
-    shrinks.  ``races`` reports data races on watched state, as in
-    :func:`lockstep.explore`; ``timeouts`` as for :class:`HypothesisStrategy`.
-    Arguments are validated as :func:`lockstep.explore` does.
+    shrinks.  ``settings`` and keyword ``changes`` (``max_steps``, ``races``, ...) as for
+    :func:`lockstep.explore`, except that the budget is one execution, unshrunk, without
+    a progress line; ``timeouts`` as for :class:`HypothesisStrategy`. Arguments are
+    validated as :func:`lockstep.explore` does.
     """
     result = explore(
         scenario,
+        settings_with(settings, changes).replace(budget=1, shrink=False, progress=False),
         strategy=HypothesisStrategy(data, timeouts=timeouts),
-        budget=1,
         invariant=invariant,
         patch=patch,
-        max_steps=max_steps,
         scenario_id=scenario_id,
-        shrink=False,
-        progress=False,
-        races=races,
     )
     if result.failure is not None:
         raise ExplorationFailed(result.failure)
