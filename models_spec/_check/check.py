@@ -164,7 +164,9 @@ class CheckOutcome:
     (see the module docstring; None when nothing ran); `shrunk` whether `failure`
     was minimised (False for a failure kept as the search found it); `others` the
     first failure of every other distinct kind and label a search that kept going
-    after `failure` found (``keep_going``), in the order found.
+    after `failure` found (``keep_going``), in the order found; `failed_at` the 1-based
+    index of the execution that found `failure` (None when unknown: a replay, no
+    failure), which a search that kept going ran past.
     """
 
     scenario: str
@@ -180,6 +182,7 @@ class CheckOutcome:
     switch_points: int | None = attrs.field(default=None, eq=False)
     shrunk: bool = attrs.field(default=False, eq=False)
     others: tuple[lockstep.Failure, ...] = attrs.field(default=(), eq=False)
+    failed_at: int | None = attrs.field(default=None, eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -301,6 +304,7 @@ def explore_scenario(
         switch_points=code_switch_points(result.switch_points),
         shrunk=result.failure is not None and result.shrink_executions > 0,
         others=result.failures[1:],
+        failed_at=result.failed_at,
     )
 
 

@@ -363,10 +363,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         verb = "stalled under" if failure.kind == "stall" else "found by"
         explanation = explain_failure(
             failure,
-            heading=(
-                f"{job.scenario} on {job.implementation}: {verb} {how} "
-                f"at execution {outcome.executions}"
-            ),
+            heading=f"{job.scenario} on {job.implementation}: {verb} {how} {_where(outcome)}",
             artifacts=saved,
             shrunk=outcome.shrunk or mode == "replay",
             scenario=scenario.describe(),
@@ -400,6 +397,18 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         outcome.verdict,
         tuple(also),
     )
+
+
+def _where(outcome: CheckOutcome) -> str:
+    """ "at execution N" (N: the execution that found the failure), "of M" added when the
+    search went on past it (``keep_going``); "in a search of M executions" when the
+    failing execution is not known."""
+    total = outcome.executions
+    if outcome.failed_at is None:
+        return f"at execution {total}" if total <= 1 else f"in a search of {total} executions"
+    if outcome.failed_at == total:
+        return f"at execution {total}"
+    return f"at execution {outcome.failed_at} of {total}"
 
 
 def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome:

@@ -5,6 +5,7 @@ of manager written correctly: bugs written by hand, not taken from the catalogue
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -66,3 +67,18 @@ def test_the_failure_says_what_the_spec_expected() -> None:
     flat = " ".join(text.split())
     assert "is rejected by the spec in that state: the spec says it raises" in flat, text
     assert "the code returns normally" in flat, text
+
+
+def test_the_heading_names_the_execution_that_failed() -> None:
+    """A target's search goes on to its budget after a failure (one failure never hides
+    another); the heading names the execution that found it, not the budget."""
+    target = next(t for t, name in ADAPTERS.items() if name == "if-not-while")
+    options = SuiteOptions(target=target, jobs=1, budget=30)
+    jobs = plan_jobs(options, targets=(("if-not-while", target),), scenarios=["basic-1"])
+    (cell,) = run_jobs(jobs, 1)
+    heading = cell.explanation.splitlines()[0]
+    found = re.fullmatch(
+        r"basic-1 on if-not-while: found by \w+ at execution (\d+) of (\d+)", heading
+    )
+    assert found is not None, heading
+    assert int(found.group(1)) < int(found.group(2)), heading
