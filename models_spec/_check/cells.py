@@ -65,6 +65,9 @@ class Cell:
     expected: tuple[str, ...] = ()
     # Every distinct invariant (or failure label) the cell saw break, first one first.
     invariants: tuple[str, ...] = ()
+    # An ERROR's cause when it is one the harness can name ("" otherwise): cells with the
+    # same cause (one unpatched lock) are explained once (report.failure_reports).
+    cause: str = attrs.field(default="", eq=False)
 
     @property
     def bad(self) -> bool:

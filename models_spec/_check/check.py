@@ -51,7 +51,6 @@ __all__ = [
     "failure_label",
     "follow_scenario",
     "harness_files",
-    "module_label",
     "replay_scenario",
     "scenario_id_for",
 ]
@@ -103,12 +102,6 @@ def _trace_counts(trace: lockstep.report.Trace) -> dict[str, int]:
         filename = step.location.rpartition(":")[0] or step.location
         counts[filename] = counts.get(filename, 0) + 1
     return counts
-
-
-def module_label(adapter: ManagerAdapter) -> str:
-    """What to call the code under test in messages: the modules it patches, or its own."""
-    names = [m.__name__ for m in adapter.patch_modules() if isinstance(m, ModuleType)]
-    return ", ".join(names) if names else type(adapter).__module__
 
 
 def _import_modules(adapter: ManagerAdapter) -> list[ModuleType]:
