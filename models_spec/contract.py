@@ -25,9 +25,11 @@ import attrs
 __all__ = [
     "CALLS",
     "CONTRACT_DOC",
+    "SNAPSHOT_FIELDS",
     "Call",
     "calls_for",
     "describe_signature",
+    "missing_snapshot_fields",
     "shape_mismatch",
 ]
 
@@ -87,6 +89,29 @@ CALLS: Final[Mapping[str, Call]] = {
 }
 """Op kind -> the call the driver makes for it ("pinned add": an add with ``pin=True``;
 "remove keeping files": what the validation adds, the model protocol's flag)."""
+
+
+SNAPSHOT_FIELDS: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
+    "lru": (("lru",),),
+    "pins": (("pins",),),
+    "leases": (("leases",),),
+    "lifecycle": (("lifecycle",),),
+    "capacity": (("max_size",), ("max_weight", "weights")),
+}
+"""Capability -> the `Snapshot` fields its invariants read, as alternatives (any one
+group filled is enough: "capacity" is a bound in models, ``max_size``, or in weight,
+``max_weight`` with ``weights``).  A capability missing here reads no field of its own.
+``docs/contract.md#snapshot-fields`` states the same table."""
+
+
+def missing_snapshot_fields(capability: str, snapshot: object) -> str | None:
+    """The fields a `Snapshot` leaves None that ``capability``'s invariants need, worded
+    "max_size (or max_weight and weights)"; None when one alternative is filled."""
+    groups = SNAPSHOT_FIELDS.get(capability, ())
+    if not groups or any(all(getattr(snapshot, f, None) is not None for f in g) for g in groups):
+        return None
+    first, *others = (" and ".join(group) for group in groups)
+    return first + "".join(f" (or {other})" for other in others)
 
 
 def calls_for(ops: Iterable[Any]) -> tuple[Call, ...]:

@@ -32,7 +32,8 @@ are the same under ``pytest -n auto`` (pytest-xdist) or split across machines
 Before any search the adapter is validated once (`models_spec._harness.validate`: one
 sequential add/remove); a violation fails every test naming the missing piece.
 A test whose executions reached no switch point inside the code under test
-fails ("0 switch points in mymgr: is it in patch_modules()?"), as does a
+fails ("0 switch points: patch_modules() patches nothing (it returns no module); ...: add
+module mymgr to patch_modules()"), as does a
 thread stuck in an uncontrolled primitive (a stall). A failure saves its
 schedule and HTML timeline under ``--lockstep-save-dir`` and explains itself
 (`models_spec._check.report`): the invariant and message, the shrunk swimlanes, the
@@ -46,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.suites import Shard
-from models_spec._check.check import explore_scenario, module_label
+from models_spec._check.check import explore_scenario
 from models_spec._check.report import explain_failure, safe_stem, write_artifacts
+from models_spec._check.unpatched import zero_switch_head
 from models_spec._harness.scenario_index import default_scenarios, get_scenario
 from models_spec._harness.validate import validate_adapter
 from models_spec.adapter import AdapterError, ManagerAdapter, load_adapter
@@ -151,9 +153,9 @@ def conformance_tests(
                 )
         if reached == 0:
             pytest.fail(
-                f"0 switch points in {module_label(implementation)}: is it in "
-                f"patch_modules()? {scenario_id} never reached a controlled primitive inside "
-                "the code under test, so none of its interleavings was explored",
+                f"{zero_switch_head(implementation)}. {scenario_id} never reached a "
+                "controlled primitive inside the code under test, so none of its "
+                "interleavings was explored",
                 pytrace=False,
             )
 

@@ -69,6 +69,9 @@ class Cell:
     invariants: tuple[str, ...] = ()
     # The checker's own account of the failure explained (report.failure_detail).
     detail: str = attrs.field(default="", eq=False)
+    # An ERROR's cause when it is one the harness can name ("" otherwise): cells with the
+    # same cause (one unpatched lock) are explained once (report.failure_reports).
+    cause: str = attrs.field(default="", eq=False)
 
     @property
     def bad(self) -> bool:

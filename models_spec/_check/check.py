@@ -51,7 +51,6 @@ __all__ = [
     "failure_label",
     "follow_scenario",
     "harness_files",
-    "module_label",
     "replay_scenario",
     "scenario_id_for",
 ]
@@ -103,12 +102,6 @@ def _trace_counts(trace: lockstep.report.Trace) -> dict[str, int]:
         filename = step.location.rpartition(":")[0] or step.location
         counts[filename] = counts.get(filename, 0) + 1
     return counts
-
-
-def module_label(adapter: ManagerAdapter) -> str:
-    """What to call the code under test in messages: the modules it patches, or its own."""
-    names = [m.__name__ for m in adapter.patch_modules() if isinstance(m, ModuleType)]
-    return ", ".join(names) if names else type(adapter).__module__
 
 
 def _import_modules(adapter: ManagerAdapter) -> list[ModuleType]:
@@ -164,7 +157,9 @@ class CheckOutcome:
     (see the module docstring; None when nothing ran); `shrunk` whether `failure`
     was minimised (False for a failure kept as the search found it); `others` the
     first failure of every other distinct kind and label a search that kept going
-    after `failure` found (``keep_going``), in the order found.
+    after `failure` found (``keep_going``), in the order found; `failed_at` the 1-based
+    index of the execution that found `failure` (None when unknown: a replay, no
+    failure), which a search that kept going ran past.
     """
 
     scenario: str
@@ -180,6 +175,7 @@ class CheckOutcome:
     switch_points: int | None = attrs.field(default=None, eq=False)
     shrunk: bool = attrs.field(default=False, eq=False)
     others: tuple[lockstep.Failure, ...] = attrs.field(default=(), eq=False)
+    failed_at: int | None = attrs.field(default=None, eq=False)
 
     @property
     def i15_report(self) -> tuple[str, ...]:
@@ -302,6 +298,7 @@ def explore_scenario(
         switch_points=code_switch_points(result.switch_points),
         shrunk=result.failure is not None and result.shrink_executions > 0,
         others=result.failures[1:],
+        failed_at=result.failed_at,
     )
 
 

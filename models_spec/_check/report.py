@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -396,17 +397,46 @@ def case_result(cell: Cell, suite: str) -> CaseResult:
 
 def failure_reports(cells: Sequence[Cell], *, verbose: bool = False) -> list[str]:
     """The explanation of every cell that makes the run fail, separated by blank lines;
-    with ``verbose`` each followed by the checker's own account (`failure_detail`)."""
+    with ``verbose`` each followed by the checker's own account (`failure_detail`).
+
+    Cells with the same named `Cell.cause` (one unpatched lock makes every cell an
+    ERROR) are explained in full once, with the cause; each other one is one line
+    pointing at that report.
+    """
     lines: list[str] = []
     bad = [c for c in cells if c.verdict in ("FAIL", "CORE-FAIL", "ERROR", "ESCAPED")]
+    sharing = Counter(c.cause for c in bad if c.cause)
+    first: dict[str, int] = {}
     for number, cell in enumerate(bad, 1):
+        where = f"{cell.verdict} {number}/{len(bad)}"
+        if cell.cause in first:
+            lines.append(
+                wrap_text(
+                    f"--- {where}: {cell.scenario} on {cell.implementation}: {cell.label}, "
+                    f"same cause as {first[cell.cause]}/{len(bad)}"
+                )
+            )
+            continue
+        if lines and lines[-1]:
+            lines.append("")  # after one-line pointers
         text = _escaped_text(cell) if cell.verdict == "ESCAPED" else cell.explanation
-        lines.append(f"--- {cell.verdict} {number}/{len(bad)} " + "-" * 40)
+        lines.append(f"--- {where} " + "-" * 40)
         # explain_failure wraps its text itself; a replay command stays whole on its line.
         text = text or f"{cell.verdict} {cell.scenario} on {cell.implementation}"
         lines.append(wrap_text(text) if cell.verdict == "ESCAPED" else text)
         if verbose and cell.detail:
             lines.append(verbose_block(cell.detail))
+        if sharing[cell.cause] > 1:
+            first[cell.cause] = number
+            others = sharing[cell.cause] - 1
+            lines.append(
+                wrap_text(
+                    f"  Cause: {cell.cause}. {others} other cell(s) below fail from it "
+                    "('same cause')"
+                )
+            )
+        lines.append("")
+    if lines and lines[-1]:
         lines.append("")
     return lines
 

@@ -68,7 +68,6 @@ from models_spec._check.check import (
     explore_scenario,
     failure_label,
     follow_scenario,
-    module_label,
     replay_scenario,
 )
 from models_spec._check.report import (
@@ -84,6 +83,7 @@ from models_spec._check.report import (
     wrap_text,
     write_artifacts,
 )
+from models_spec._check.unpatched import uncontrolled_cause, zero_switch_head
 from models_spec._harness.catalogue import DEFAULT_PACKAGE, load
 from models_spec._harness.corpus import load_corpus, missing_manifest
 from models_spec._harness.scenario_index import default_scenarios, get_scenario
@@ -369,10 +369,7 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         verb = "stalled under" if failure.kind == "stall" else "found by"
         explanation = explain_failure(
             failure,
-            heading=(
-                f"{job.scenario} on {job.implementation}: {verb} {how} "
-                f"at execution {outcome.executions}"
-            ),
+            heading=f"{job.scenario} on {job.implementation}: {verb} {how} {_where(outcome)}",
             artifacts=saved,
             shrunk=outcome.shrunk or mode == "replay",
             scenario=scenario.story(),
@@ -408,6 +405,18 @@ def _record(job: Job, mode: str, outcome: CheckOutcome, scenario: Scenario) -> M
         tuple(also),
         "" if failure is None else failure_detail(failure),
     )
+
+
+def _where(outcome: CheckOutcome) -> str:
+    """ "at execution N" (N: the execution that found the failure), "of M" added when the
+    search went on past it (``keep_going``); "in a search of M executions" when the
+    failing execution is not known."""
+    total = outcome.executions
+    if outcome.failed_at is None:
+        return f"at execution {total}" if total <= 1 else f"in a search of {total} executions"
+    if outcome.failed_at == total:
+        return f"at execution {total}"
+    return f"at execution {outcome.failed_at} of {total}"
 
 
 def _run_mode(job: Job, scenario: Scenario, adapter: ManagerAdapter, mode: str) -> CheckOutcome:
@@ -470,7 +479,9 @@ def run_job(job: Job) -> Cell:
         results.append(_record(job, mode, _run_mode(job, scenario, adapter, mode), scenario))
         if _harness_label(results[-1]):
             break
-    cell = _cell(job, results, module_label(adapter))
+    cell = _cell(job, results, lambda: zero_switch_head(adapter))
+    if cell.verdict == "ERROR" and cell.label in _UNCONTROLLED_LABELS:
+        cell = attrs.evolve(cell, cause=uncontrolled_cause(adapter))
     inert = "" if inert_control is None or cell.verdict == "SKIP" else str(inert_control())
     if inert:
         # A control that changed nothing compares nothing: its verdict would be the
@@ -480,6 +491,12 @@ def run_job(job: Job) -> Cell:
             cell, verdict="ERROR", label="inert control", message=inert, explanation=explanation
         )
     return cell
+
+
+_UNCONTROLLED_LABELS: Final = frozenset(
+    {"0 switch points", "stall", UNCONTROLLED_SYNC, "uncontrolled thread"}
+)
+"""The ERROR labels an uncontrolled primitive can cause (a cause the report names once)."""
 
 
 def _harness_label(result: ModeResult) -> str:
@@ -496,7 +513,9 @@ def _harness_label(result: ModeResult) -> str:
     return ""
 
 
-def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
+def _cell(
+    job: Job, results: list[ModeResult], zero_switch: Callable[[], str] | None = None
+) -> Cell:
     # A divergence only says a recorded schedule no longer fits (stale corpus):
     # it neither catches a variant nor fails the core. A stall, an uncontrolled
     # thread or a race near uncontrolled synchronisation is the harness failing to run
@@ -538,9 +557,9 @@ def _cell(job: Job, results: list[ModeResult], module: str = "") -> Cell:
         # No controlled synchronisation: nothing was interleaved at the code's locks, and
         # a reported race is no evidence either (unseen locks order nothing).
         verdict, label = "ERROR", "0 switch points"
+        head = zero_switch() if zero_switch is not None else "0 switch points"
         message = (
-            f"0 switch points in {module or 'the code under test'}: is it in patch_modules()? "
-            f"{executions} execution(s) never reached a controlled primitive (or "
+            f"{head}. {executions} execution(s) never reached a controlled primitive (or "
             "lockstep.checkpoint) inside the code under test, so none of its interleavings "
             "was explored; this cell proves nothing"
         )
@@ -772,10 +791,12 @@ def _summary(cells: Sequence[Cell]) -> list[str]:
 
 def _search_coverage(cells: Sequence[Cell]) -> list[str]:
     """What the searches of the passing core/target cells established (lockstep's verdict
-    wording: complete up to a bound, cut short, or sampled; over watched state or not)."""
+    wording: complete up to a bound, cut short, or sampled; over watched state or not).
+    Nothing when no such cell passed: a search of a cell that is an ERROR (0 switch
+    points: its locks were never interleaved) establishes nothing."""
     groups: dict[str, dict[str, int]] = {}
     for cell in cells:
-        if cell.role == "variant":
+        if cell.role == "variant" or cell.verdict != "PASS":
             continue
         for result in cell.modes:
             verdict = result.verdict

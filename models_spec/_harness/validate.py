@@ -18,7 +18,15 @@ lockstep, and checks every piece the suite relies on:
   the registry's factory for ``id`` once and registers the model object the
   factory returned; ``remove(id)`` calls that model's
   ``clear_cache(delete_from_disk=...)`` once and unregisters it;
-  ``remove(id, delete_from_disk=False)`` (and ``=True``) passes that flag on.
+  ``remove(id, delete_from_disk=False)`` (and ``=True``) passes that flag on;
+  ``add_model`` returns None;
+* the snapshot (``docs/contract.md#snapshot-fields``): every declared capability
+  finds the `Snapshot` fields its invariants read (``capacity`` without ``max_size``
+  would make I11 skip in every execution);
+* ``clear()``, where the stack has one (``docs/contract.md#clear``): with two loaded
+  models whose ``clear_cache`` fails, it attempts both, raises an ``ExceptionGroup``
+  holding both failures and leaves both loaded (unless the adapter declares
+  clear-stops-at-first-failure).
 
 It raises `AdapterValidationError` naming the first missing piece and the
 README section that describes it; nothing is left registered by it (it uses
@@ -36,17 +44,27 @@ from lockstep.report import abbreviate
 from models_spec._harness.driver import Op
 from models_spec._harness.scenario_index import default_scenarios
 from models_spec.adapter import AdapterError, ManagerAdapter, Snapshot
-from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
-from models_spec.fakes import FakeModel, ScriptedRegistry
+from models_spec.contract import (
+    CALLS,
+    CONTRACT_DOC,
+    Call,
+    calls_for,
+    missing_snapshot_fields,
+    shape_mismatch,
+)
+from models_spec.fakes import UNLOAD, FakeModel, ScriptedRegistry, ScriptedUnloadError
+from models_spec.spec import CLEAR_STOPS
 
 __all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapter"]
 
 ADAPTER_DOC: Final = "README.md, section 'Check your own model manager'"
 MODEL_DOC: Final = "README.md, section 'The model protocol'"
 _PROBE_ID: Final = "lockstep-validate-model"
-_ADD: Final = f"add_model({_PROBE_ID!r}, None, None)"
 _ADD_OP: Final = Op("add", _PROBE_ID)
 _PIN_OP: Final = Op("pin", _PROBE_ID)
+#: The ids whose unloads fail when the validation calls ``clear()``.
+_CLEAR_IDS: Final = ("lockstep-validate-clear-1", "lockstep-validate-clear-2")
+_SNAPSHOT_DOC: Final = f"{CONTRACT_DOC}#snapshot-fields"
 
 #: The stack methods the scenarios call: always (""), and per capability.
 _METHODS: Final = {
@@ -63,7 +81,7 @@ def _check_delete_flag(label: str, stack: Any, registry: ScriptedRegistry) -> No
     manager that always deletes would wipe a persistent model cache it was told to keep.
     """
     for flag in (False, True):
-        _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
+        _add(label, stack)
         model = [m for m in registry.ghost.models if isinstance(m, FakeModel)][-1]
         call = f"remove({_PROBE_ID!r}, delete_from_disk={flag})"
         _call(
@@ -80,6 +98,91 @@ def _check_delete_flag(label: str, stack: Any, registry: ScriptedRegistry) -> No
                 "delete_from_disk on to clear_cache",
                 MODEL_DOC,
             )
+
+
+def _add(label: str, stack: Any, model_id: str = _PROBE_ID) -> None:
+    """``add_model(model_id, None, None)``, which must return None (docs/contract.md)."""
+    shown = f"add_model({model_id!r}, None, None)"
+    returned = _call(label, shown, lambda: stack.add_model(model_id, None, None), MODEL_DOC)
+    if returned is not None:
+        raise _fail(
+            label,
+            f"{shown} returned {abbreviate(repr(returned), 80)}; add_model must return None "
+            "(the model is read with stack[model_id])",
+            CALLS["add"].doc,
+        )
+
+
+def _check_snapshot_fields(label: str, adapter: ManagerAdapter, snap: Snapshot) -> None:
+    """Every declared capability's invariants find the `Snapshot` fields they read: a
+    field left None would make them skip (never pass) in every execution."""
+    for capability in sorted(adapter.capabilities):
+        missing = missing_snapshot_fields(capability, snap)
+        if missing is not None:
+            raise _fail(
+                label,
+                f"declared capability {capability!r} needs the Snapshot field {missing}, "
+                f"which snapshot(stack) leaves None: set it, or do not declare {capability!r}",
+                _SNAPSHOT_DOC,
+            )
+
+
+def _check_clear(label: str, adapter: ManagerAdapter, stack: Any, registry: Any) -> None:
+    """``clear()`` with the probe and two models whose unloads fail: it must attempt
+    every loaded model, raise an ExceptionGroup holding both failures, and leave the
+    two failed models loaded (docs/contract.md#clear).  An adapter declaring
+    clear-stops-at-first-failure is only called (the spec judges it by its own rule)."""
+    doc = CALLS["clear"].doc
+    _add(label, stack)
+    if CLEAR_STOPS in (getattr(adapter, "semantics", ()) or ()):
+        _call(label, "clear()", stack.clear, doc)
+        return
+    for model_id in _CLEAR_IDS:
+        _add(label, stack, model_id)
+        attempt = registry.ghost.clear_attempts.get(model_id, 0) + 1
+        registry.script.set_outcome(UNLOAD, model_id, attempt, fail=True)
+    both = " and ".join(repr(m) for m in _CLEAR_IDS)
+    setup = f"with {both} loaded and both of their clear_cache calls failing, clear()"
+    try:
+        stack.clear()
+    except BaseExceptionGroup as group:
+        failed = sorted(
+            {e.resolved_id for e in _leaves(group) if isinstance(e, ScriptedUnloadError)}
+        )
+        if failed != sorted(_CLEAR_IDS):
+            held = " and ".join(repr(m) for m in failed) or "neither"
+            raise _fail(
+                label,
+                f"{setup} raised an ExceptionGroup holding the failure of {held} only; "
+                "clear() must attempt every loaded model and raise each failure",
+                doc,
+            ) from group
+    except Exception as error:
+        raise _fail(
+            label,
+            f"{setup} raised {type(error).__name__}: {abbreviate(str(error), 120)}; it must "
+            "attempt every loaded model and raise an ExceptionGroup of all the failures",
+            doc,
+        ) from error
+    else:
+        raise _fail(label, f"{setup} returned normally; it must raise an ExceptionGroup", doc)
+    after = _snapshot(label, adapter, stack, "after a failed clear()")
+    gone = [m for m in _CLEAR_IDS if m not in after.registered]
+    if gone:
+        raise _fail(
+            label,
+            f"{setup} raised, but {' and '.join(map(repr, gone))} "
+            f"{'is' if len(gone) == 1 else 'are'} no longer registered; a model whose "
+            "clear_cache failed stays loaded",
+            doc,
+        )
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
 
 
 class AdapterValidationError(AdapterError):
@@ -169,12 +272,13 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
             f"snapshot(stack) of a fresh stack shows registered ids "
             f"{abbreviate(repr(sorted(before.registered)))}; build() must start empty",
         )
+    _check_snapshot_fields(label, adapter, before)
     calls = _needed_calls(adapter, stack)
     for call in calls:
         mismatch = shape_mismatch(stack, call)
         if mismatch is not None:
             raise _fail(label, mismatch, call.doc)
-    _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
+    _add(label, stack)
     constructed = [m for m in registry.ghost.models if isinstance(m, FakeModel)]
     if len(constructed) != 1:
         raise _fail(
@@ -216,8 +320,7 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
         )
     _check_delete_flag(label, stack, registry)
     if CALLS["clear"] in calls:
-        _call(label, _ADD, lambda: stack.add_model(_PROBE_ID, None, None), MODEL_DOC)
-        _call(label, "clear()", stack.clear, CALLS["clear"].doc)
+        _check_clear(label, adapter, stack, registry)
 
 
 def _needed_calls(adapter: ManagerAdapter, stack: Any) -> tuple[Call, ...]:

@@ -569,13 +569,31 @@ def _add_stall(p: argparse.ArgumentParser) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """A usage error is one line (no usage block) and exit 2."""
+    """A usage error is one line (no usage block) and exit 2, pointing at the help of the
+    parser it belongs to: an argument a subcommand does not know is its error
+    (``lockstep check: error: ... (see lockstep check --help)``), not the top level's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Subcommand name -> its parser (filled by `build_parser`).
+        self.commands: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """`argparse` leaves the arguments no parser took to the top level; they are
+        reported by the subcommand that was chosen, so the hint names its help."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner = self.commands.get(str(getattr(parsed, "command", "")), self)
+            owner.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser() -> _Parser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(
         prog="lockstep",
@@ -812,6 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="column titles for the two runs, e.g. 1.8.3 pr-2821 (default: before after)",
     )
     p_compare.set_defaults(handler=_compare)
+    parser.commands.update(sub.choices)
     return parser
 
 

@@ -206,10 +206,12 @@ def explore(
                 except StrategyFailure as exc:
                     kind: Any = exc.kind
                     tally.failure = run.failure_after(kind, str(exc), exception=exc)
+                    tally.failed_at = tally.executions
                     break
                 if outcome.failure is not None:
                     if tally.failure is None:
                         tally.failure = outcome.failure
+                        tally.failed_at = tally.executions
                     tally.distinct.setdefault(outcome.failure.signature, outcome.failure)
                     if not settings.keep_going or _harness_failure(outcome.failure):
                         break
@@ -235,6 +237,7 @@ def explore(
         except SessionAbandoned as abandoned:  # stuck in uncontrolled code: report it as is
             tally.count(abandoned.run)
             tally.failure = abandoned.run.failure()
+            tally.failed_at = tally.executions
     failure = tally.failure
     executions, exhausted, out_of_time = tally.executions, tally.exhausted, tally.out_of_time
     if failure is not None and failure.replay_command is None:
@@ -294,6 +297,7 @@ def explore(
         verdict=verdict,
         switch_points=tally.switch_points,
         failures=failures,
+        failed_at=tally.failed_at if failure is not None else None,
     )
 
 
@@ -337,6 +341,8 @@ class _Tally:
         self.declared: dict[str, str] = {}
         self.unordered: dict[str, str] = {}
         self.failure: Failure | None = None
+        # The 1-based index of the execution that found `failure` (reporting only).
+        self.failed_at: int | None = None
         # The first failure of each signature, in the order found (keep_going).
         self.distinct: dict[tuple[str, str], Failure] = {}
         self.shrink_runs = 0

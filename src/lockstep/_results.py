@@ -197,6 +197,9 @@ class ExploreResult:
     ``failures``: with ``explore(keep_going=True)``, the first failure of each distinct
     kind and label (``Failure.signature``) in the order found, the first one being
     ``failure`` (shrunk; the others as found); otherwise ``(failure,)`` or ``()``.
+    ``failed_at``: the 1-based index of the execution that found ``failure`` (None
+    without one); with ``keep_going`` the search runs on past it, so ``executions``
+    is the whole search.  Reporting only: it takes no part in equality or the verdict.
     """
 
     executions: int
@@ -214,6 +217,7 @@ class ExploreResult:
     verdict: Verdict = attrs.field(default=attrs.Factory(_derived_verdict, takes_self=True))
     switch_points: Mapping[str, int] = attrs.field(factory=dict, eq=False)
     failures: tuple[Failure, ...] = attrs.field(default=(), eq=False)
+    failed_at: int | None = attrs.field(default=None, eq=False)
 
     @property
     def ok(self) -> bool:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import attrs
+import pytest
 
 import lockstep
 from lockstep import Schedule, Settings
@@ -127,6 +128,27 @@ def test_usage_errors_exit_2():
         "explore", "samples.cli_scenarios:correct", "--strategy", "dfs", "--depth", "2"
     )
     assert code == cli.EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    ("command", "operands"),
+    [
+        ("replay", ["x.json"]),
+        ("show", ["x.json"]),
+        ("explore", ["samples.cli_scenarios:correct"]),
+        ("check", []),
+        ("compare", ["a.json", "b.json"]),
+    ],
+)
+def test_an_unknown_option_points_at_its_subcommands_help(command, operands, capsys):
+    """An option a subcommand does not know is that subcommand's usage error: one line
+    naming its own help, not the top level's (which does not list the option)."""
+    assert run_cli(command, *operands, "--bogus")[0] == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err == (
+        f"lockstep {command}: error: unrecognized arguments: --bogus "
+        f"(see lockstep {command} --help)\n"
+    )
 
 
 @attrs.define

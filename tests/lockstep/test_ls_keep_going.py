@@ -41,3 +41,21 @@ def test_keep_going_reports_every_distinct_failure_first_one_first() -> None:
     assert sorted(k[1] for k in kinds) == ["KeyError", "ValueError"]
     assert result.executions == 40
     assert all(f.replay_command for f in result.failures)
+
+
+def test_failed_at_is_the_execution_that_found_the_failure() -> None:
+    """With keep_going the search runs its whole budget: `executions` is the budget, and
+    `failed_at` the index of the execution that found `failure` (the one a stopping
+    search ends at, with the same strategy and seed)."""
+    stopping = lockstep.explore(two_ways, strategy=lockstep.RandomStrategy(seed=1), budget=40)
+    going = lockstep.explore(
+        two_ways, strategy=lockstep.RandomStrategy(seed=1), budget=40, keep_going=True
+    )
+    assert stopping.failed_at == stopping.executions
+    assert going.failed_at == stopping.executions < going.executions == 40
+
+
+def test_failed_at_is_none_without_a_failure() -> None:
+    result = lockstep.explore(lambda: None, budget=3)
+    assert result.failure is None
+    assert result.failed_at is None

@@ -11,7 +11,7 @@ import pytest
 from models_spec._harness.driver import OP_KINDS, Driver, Op
 from models_spec._harness.validate import AdapterValidationError, validate_adapter
 from models_spec.adapter import Snapshot
-from models_spec.contract import CALLS, Call, calls_for, shape_mismatch
+from models_spec.contract import CALLS, Call, calls_for, missing_snapshot_fields, shape_mismatch
 from models_spec.fakes import Script, ScriptedRegistry
 from models_spec.spec import encode_outcome
 
@@ -194,3 +194,160 @@ def test_validation_refuses_an_add_model_without_the_alias_argument() -> None:
 def test_a_builtin_key_error_means_not_loaded() -> None:
     """`self.models[model_id]` in a user's manager answers as the core's ModelNotFound."""
     assert encode_outcome(error=KeyError("a")) == ("raise", "ModelNotFound")
+
+
+class _CapacityAdapter(_Adapter):
+    capabilities = frozenset({"capacity"})
+
+    def snapshot(self, stack: _Manager) -> Snapshot:
+        return Snapshot(registered=dict(stack.models))
+
+
+class _BoundedAdapter(_CapacityAdapter):
+    def snapshot(self, stack: _Manager) -> Snapshot:
+        return Snapshot(registered=dict(stack.models), max_size=4)
+
+
+def test_a_declared_capability_needs_its_snapshot_fields() -> None:
+    """ "capacity" with no ``max_size`` in the snapshot would make I11 skip in every
+    execution (and a failure say "I11 broken ... I11 skipped"): refused up front."""
+    validate_adapter(_BoundedAdapter(), "mine:Bounded")
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_CapacityAdapter(), "mine:Capacity")
+    assert str(caught.value) == (
+        "mine:Capacity failed validation before any search: declared capability 'capacity' "
+        "needs the Snapshot field max_size (or max_weight and weights), which snapshot(stack) "
+        "leaves None: set it, or do not declare 'capacity' (see docs/contract.md#snapshot-fields)"
+    )
+
+
+def test_missing_snapshot_fields_per_capability() -> None:
+    bare = Snapshot(registered={})
+    assert missing_snapshot_fields("lru", bare) == "lru"
+    assert missing_snapshot_fields("lru", Snapshot(registered={}, lru=())) is None
+    assert missing_snapshot_fields("capacity", Snapshot(registered={}, max_weight=3)) == (
+        "max_size (or max_weight and weights)"
+    )
+    assert missing_snapshot_fields("capacity", Snapshot({}, max_weight=3, weights={})) is None
+    assert missing_snapshot_fields("aliases", bare) is None
+
+
+class _ReturnsModel(_Manager):
+    def add_model(self, model_id: str, api_key: Any = None, alias: Any = None) -> Any:  # type: ignore[override]
+        super().add_model(model_id, api_key, alias)
+        return self.models[model_id]
+
+
+class _ReturnsModelAdapter(_Adapter):
+    manager = _ReturnsModel
+
+
+def test_add_model_must_return_none() -> None:
+    """The scenarios never read add_model's value, so a manager returning the model
+    passed every cell: the contract (and upstream's API) says None."""
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_ReturnsModelAdapter(), "mine:ReturnsModel")
+    message = str(caught.value)
+    assert message.startswith(
+        "mine:ReturnsModel failed validation before any search: "
+        "add_model('lockstep-validate-model', None, None) returned FakeModel("
+    )
+    assert message.endswith(
+        "add_model must return None (the model is read with stack[model_id]) "
+        "(see docs/contract.md#add_model)"
+    )
+
+
+class _ClearsAll(_Manager):
+    """clear() as the contract says: every model attempted, the failed ones kept."""
+
+    def clear(self) -> None:
+        failures = []
+        for model_id in list(self.models):
+            try:
+                self.models[model_id].clear_cache(delete_from_disk=True)
+            except Exception as error:
+                failures.append(error)
+            else:
+                del self.models[model_id]
+        if failures:
+            raise ExceptionGroup("clear", failures)
+
+
+class _StopsAtFirst(_Manager):
+    """Raises a group, but of the first failure only: the rest are never attempted."""
+
+    def clear(self) -> None:
+        for model_id in list(self.models):
+            try:
+                self.models[model_id].clear_cache(delete_from_disk=True)
+            except Exception as error:
+                raise ExceptionGroup("clear", [error]) from None
+            del self.models[model_id]
+
+
+class _RaisesFirst(_ClearsAll):
+    def clear(self) -> None:
+        try:
+            super().clear()
+        except ExceptionGroup as group:
+            raise group.exceptions[0] from None
+
+
+class _DropsFailed(_ClearsAll):
+    def clear(self) -> None:
+        try:
+            super().clear()
+        finally:
+            self.models.clear()
+
+
+def _clear_adapter(manager: type[_Manager]) -> _Adapter:
+    adapter = _Adapter()
+    adapter.manager = manager
+    return adapter
+
+
+_SETUP = (
+    "mine:Clear failed validation before any search: with 'lockstep-validate-clear-1' and "
+    "'lockstep-validate-clear-2' loaded and both of their clear_cache calls failing, clear() "
+)
+
+
+@pytest.mark.parametrize(
+    ("manager", "says"),
+    [
+        (
+            _StopsAtFirst,
+            "raised an ExceptionGroup holding the failure of 'lockstep-validate-clear-1' only; "
+            "clear() must attempt every loaded model and raise each failure",
+        ),
+        (
+            _RaisesFirst,
+            "raised ScriptedUnloadError: scripted clear_cache failure of "
+            "'lockstep-validate-clear-1' (attempt 1); it must attempt every loaded model and "
+            "raise an ExceptionGroup of all the failures",
+        ),
+        (
+            _DropsFailed,
+            "raised, but 'lockstep-validate-clear-1' and 'lockstep-validate-clear-2' are no "
+            "longer registered; a model whose clear_cache failed stays loaded",
+        ),
+    ],
+)
+def test_clear_must_attempt_every_model_and_keep_the_failed(
+    manager: type[_Manager], says: str
+) -> None:
+    """Two loaded models whose unloads fail: clear() raises a group of both and keeps
+    both (a clear() stopping at the first failure escaped a budget-5 search)."""
+    validate_adapter(_clear_adapter(_ClearsAll), "mine:Clear")
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_clear_adapter(manager), "mine:Clear")
+    assert str(caught.value) == _SETUP + says + " (see docs/contract.md#clear)"
+
+
+def test_a_declared_clear_that_stops_is_only_called() -> None:
+    """An adapter declaring clear-stops-at-first-failure is judged by that rule."""
+    adapter = _clear_adapter(_StopsAtFirst)
+    adapter.semantics = frozenset({"clear-stops-at-first-failure"})  # type: ignore[attr-defined]
+    validate_adapter(adapter, "mine:Clear")

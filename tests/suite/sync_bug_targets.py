@@ -10,7 +10,9 @@ that waits on a condition, as a control.
 * ``SwallowsErrorManager``: a constructor's error is swallowed; ``add_model``
   returns as if the model were loaded.
 * ``DoubleUnloadManager``: ``clear()`` unloads each model itself and then calls
-  ``remove``, which unloads it again.
+  ``remove``, which unloads it again (a failed first unload is swallowed and
+  retried): the validation refuses it before any search (`REFUSED`), since its
+  ``clear()`` returns normally when unloads fail.
 * ``UnloadOutsideLockManager``: ``remove`` takes the model out under the lock and
   unloads it after releasing it, so a re-add of the id loads a second copy while
   the first is still being unloaded.
@@ -29,7 +31,7 @@ from typing import Any
 
 from examples.own_manager import SerialManager, SerialManagerAdapter
 
-__all__ = ["ADAPTERS", "CONTROL"]
+__all__ = ["ADAPTERS", "CONTROL", "REFUSED"]
 
 
 class IgnoresTimeoutManager(SerialManager):
@@ -139,7 +141,15 @@ class UnloadOutsideLockManager(SerialManager):
         finally:
             self._lock.release()
         if model is not None:
-            model.clear_cache(delete_from_disk=delete_from_disk)
+            try:
+                model.clear_cache(delete_from_disk=delete_from_disk)
+            except Exception:  # a failed unload keeps the model (the validation checks it)
+                self._locked()
+                try:
+                    self.models.setdefault(model_id, model)
+                finally:
+                    self._lock.release()
+                raise
 
 
 def _adapter(manager: type[SerialManager], name: str) -> type[SerialManagerAdapter]:
@@ -170,8 +180,9 @@ ADAPTERS = {
         IgnoresTimeoutAdapter,
         IfNotWhileAdapter,
         SwallowsErrorAdapter,
-        DoubleUnloadAdapter,
         UnloadOutsideLockAdapter,
     )
 }
+# target -> (implementation name, the contract's anchor the validation names).
+REFUSED = {f"{_MODULE}:{DoubleUnloadAdapter.__name__}": (DoubleUnloadAdapter.name, "clear")}
 CONTROL = (f"{_MODULE}:{ConditionAdapter.__name__}", ConditionAdapter.name)

@@ -120,15 +120,25 @@ def test_the_adapter_and_model_protocol_are_validated_before_any_search(
 def test_no_silent_green_an_unpatched_manager_is_an_error(project: Path) -> None:
     """An adapter whose patch_modules() misses the manager's module never passes:
     every runnable cell is an ERROR (0 switch points, or a stall named within the
-    diagnosis window), and the check exits 1."""
+    diagnosis window), and the check exits 1. The report names what was patched, the
+    real lock and the module to add, once: the other cells point at that report."""
     proc = lockstep("check", "--target", "mymgr:Unpatched", *FAST, cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     verdicts = _rows(proc.stdout, "my-unpatched-manager")
     assert "PASS" not in verdicts.values()
     assert set(verdicts.values()) == {"ERROR", "SKIP"}
-    assert "0 switch points in" in proc.stdout
-    assert "is it in patch_modules()?" in proc.stdout
-    if "stall" in proc.stdout:  # a thread blocked on the real lock: named, with the fix
+    flat = " ".join(proc.stdout.split())
+    # What was patched, where the real lock lives, and the module to add.
+    assert "0 switch points: patch_modules() patches nothing (it returns no module)" in flat
+    assert "stack._lock, a real threading.Lock that mymgr.Manager holds" in flat
+    assert "add module mymgr to patch_modules()" in flat
+    # One cause, explained once: every other ERROR is one line pointing at it.
+    errors = sum(1 for v in verdicts.values() if v == "ERROR")
+    assert len(re.findall(r"^--- ERROR \d+/\d+ -", proc.stdout, re.MULTILINE)) == 1
+    assert flat.count(", same cause as 1/") == errors - 1
+    # Nothing passed: no search established anything.
+    assert "What the searches established" not in proc.stdout
+    if "stall" in proc.stdout and "stall, same cause" not in flat:  # reported in full
         assert "threading.Lock.acquire" in proc.stdout
         assert "probably 'mymgr'" in proc.stdout
 
