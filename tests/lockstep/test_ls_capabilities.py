@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from samples.cli_scenarios import correct
 
 import lockstep
 from lockstep import InvalidArgument
@@ -21,19 +22,6 @@ from lockstep.strategies import (
     RandomStrategy,
     StepContext,
 )
-
-
-def _two_locked_increments() -> None:
-    lock = lockstep.threading.Lock()
-    box = [0]
-
-    def inc() -> None:
-        with lock:
-            box[0] += 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
 
 
 class _FirstChoice:
@@ -94,25 +82,23 @@ def test_a_strategy_without_capabilities_is_refused_saying_what_to_declare():
             return False
 
     with pytest.raises(InvalidArgumentType, match=r"capabilities = lockstep\.strategies"):
-        lockstep.explore(_two_locked_increments, strategy=NoCapabilities(), budget=1)
+        lockstep.explore(correct, strategy=NoCapabilities(), budget=1)
 
     class Untyped(NoCapabilities):
         capabilities = ("systematic", True)
 
     with pytest.raises(InvalidArgumentType, match=r"Untyped\.capabilities must be a lockstep"):
-        lockstep.explore(_two_locked_increments, strategy=Untyped(), budget=1)  # type: ignore[arg-type]
+        lockstep.explore(correct, strategy=Untyped(), budget=1)  # type: ignore[arg-type]
 
 
 def test_declared_capabilities_decide_what_the_verdict_claims():
     """A custom strategy declaring itself systematic gets a completeness claim, under
     its declared name; the schedule records the declared name and seed."""
-    result = lockstep.explore(_two_locked_increments, strategy=_FirstChoice(), budget=5)
+    result = lockstep.explore(correct, strategy=_FirstChoice(), budget=5)
     assert result.verdict.coverage == "complete"
     assert result.verdict.preemption_bound == 0
     assert result.strategy == "first"
-    sampled = lockstep.explore(
-        _two_locked_increments, strategy=RandomStrategy(seed=4), budget=2, progress=False
-    )
+    sampled = lockstep.explore(correct, strategy=RandomStrategy(seed=4), budget=2, progress=False)
     assert sampled.verdict.coverage == "sampled"
     assert sampled.seed == 4
 
@@ -126,7 +112,7 @@ def test_the_built_in_strategies_declare_their_capabilities():
     assert DporStrategy().capabilities == Capabilities(name="dpor", systematic=True, reduces=True)
     pct = PCTStrategy(seed=2)
     assert pct.capabilities == Capabilities(name="pct", seed=2)
-    lockstep.explore(_two_locked_increments, strategy=pct, budget=2, progress=False)
+    lockstep.explore(correct, strategy=pct, budget=2, progress=False)
     bound = pct.capabilities.probability_bound
     assert bound is not None
     assert 0.0 < bound <= 1.0

@@ -9,39 +9,13 @@ from typing import Any
 
 import attrs
 import pytest
+from samples.cli_scenarios import correct, lost_update
 
 import lockstep
 from lockstep import InvalidArgument, Settings, pytest_plugin
 from lockstep import _cli as cli
 from lockstep._settings import REPLAY_FIELDS, SettingsChanges
 from lockstep.errors import InvalidArgumentType
-
-
-def _two_increments() -> None:
-    box = [0]
-
-    def inc() -> None:
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
-
-
-def _lost_update() -> None:
-    box = [0]
-
-    def inc() -> None:
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
-    assert box[0] == 2, "lost update"
 
 
 def test_every_field_has_a_type_a_default_and_a_doc():
@@ -128,25 +102,25 @@ def test_explore_runs_with_the_settings_and_keywords_are_changes_to_them():
     """explore(s, Settings(...)) and explore(s, field=...) are the same run; keywords
     apply to the settings given; an unknown keyword is refused like a field."""
     settings = Settings(budget=7, shrink=False, progress=False)
-    by_object = lockstep.explore(_two_increments, settings)
-    by_keywords = lockstep.explore(_two_increments, budget=7, shrink=False, progress=False)
+    by_object = lockstep.explore(correct, settings)
+    by_keywords = lockstep.explore(correct, budget=7, shrink=False, progress=False)
     assert by_object.executions == by_keywords.executions == 7
-    assert lockstep.explore(_two_increments, settings, budget=3).executions == 3
+    assert lockstep.explore(correct, settings, budget=3).executions == 3
     with pytest.raises(InvalidArgument, match="did you mean 'budget'"):
-        lockstep.explore(_two_increments, budgit=3)  # type: ignore[call-arg]
+        lockstep.explore(correct, budgit=3)  # type: ignore[call-arg]
     with pytest.raises(InvalidArgumentType, match=r"settings must be a lockstep\.Settings"):
-        lockstep.explore(_two_increments, {"budget": 3})  # type: ignore[arg-type]
+        lockstep.explore(correct, {"budget": 3})  # type: ignore[arg-type]
 
 
 def test_replay_takes_only_the_keywords_a_replay_uses():
     """replay() refuses a setting that does not apply to one run (budget), naming the
     ones that do; a Settings' max_steps is raised to cover the schedule."""
-    failing = lockstep.explore(_lost_update, budget=50, progress=False).failure
+    failing = lockstep.explore(lost_update, budget=50, progress=False).failure
     assert failing is not None
     schedule = failing.schedule
     with pytest.raises(InvalidArgument, match=r"replay\(\) has no keyword 'budget'.*known: back"):
-        lockstep.replay(_lost_update, schedule, budget=3)  # type: ignore[call-arg]
-    again = lockstep.replay(_lost_update, schedule, Settings(budget=99, max_steps=1))
+        lockstep.replay(lost_update, schedule, budget=3)  # type: ignore[call-arg]
+    again = lockstep.replay(lost_update, schedule, Settings(budget=99, max_steps=1))
     assert again.failure is not None
     assert again.failure.message == failing.message
 
