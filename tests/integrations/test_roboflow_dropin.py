@@ -270,10 +270,33 @@ def test_memory_is_reclaimed_outside_every_lock(
             return 0
 
     monkeypatch.setattr(_classes, "gc", RecordingGC)
+    monkeypatch.setattr(_classes, "_SURVIVORS", [])
     manager.add_model("a/1", "key")
     assert held_at_collect == []  # nothing unloaded, nothing to reclaim
-    manager.add_model("b/1", "key")  # evicts a
+    manager.add_model("b/1", "key")  # evicts a, which the registry keeps alive
+    assert held_at_collect == []  # a reader may still hold it: wait for the next eviction
+    manager.add_model("c/1", "key")  # evicts b; a is still alive (as if in a cycle)
     assert held_at_collect == [{}]  # once, with no lifecycle held by anyone
+
+
+def test_an_evicted_model_freed_by_reference_counting_costs_no_collection(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = stack(registry, max_size=1)
+    collections: list[int] = []
+
+    class RecordingGC:
+        @staticmethod
+        def collect() -> int:
+            collections.append(len(registry.models))
+            return 0
+
+    monkeypatch.setattr(_classes, "gc", RecordingGC)
+    monkeypatch.setattr(_classes, "_SURVIVORS", [])
+    for model_id in ("a/1", "b/1", "c/1", "d/1"):
+        manager.add_model(model_id, "key")
+        registry.models.clear()  # the registry forgets: an evicted model dies when unloaded
+    assert collections == []  # three evictions, nothing left for a collection to free
 
 
 # ----------------------------------------------------------------- install
