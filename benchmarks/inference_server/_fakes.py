@@ -20,9 +20,11 @@ sleeps up to ``construct_ms``, an unload up to ``unload_ms``, an inference up to
 * each unload's interval (id, start, end; ``time.monotonic``), from which the
   server tells an eviction from "neither" for a "not found" answer.
 
-After a run, `Recorder.leaked` names the instances that are neither loaded in
-the manager nor were ever unloaded: a model the server lost track of, whose
-memory nobody will free.
+After a run, `Recorder.leaked` counts the instances that are neither loaded
+in the manager nor were ever unloaded: a model the server lost track of,
+whose resources nobody will release. The recorder keeps serial numbers, not
+the instances, so a model the server drops can die (and the server's
+memory reclamation sees it as it would a real model without reference cycles).
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ class Recorder:
         self.inferences_while_unloading = 0
         self.unloads: list[Unload] = []
         self.double_unloads = 0
-        self.instances: list[Any] = []
+        # serial numbers, not the instances: a model the server drops must be able to die
+        self._never_unloaded: set[int] = set()
         self.live = 0
         self.max_live = 0
 
@@ -100,7 +103,8 @@ class Recorder:
             self._constructing[model_id] -= 1
             if model is not None:
                 self.constructions += 1
-                self.instances.append(model)
+                model.serial = self.constructions
+                self._never_unloaded.add(model.serial)
                 self.live += 1
                 self.max_live = max(self.max_live, self.live)
 
@@ -122,6 +126,7 @@ class Recorder:
                 self.double_unloads += 1
             else:
                 self.live -= 1
+                self._never_unloaded.discard(model.serial)
             model.unloading = True
             # inferences already running on it when its unload begins
             self.inferences_while_unloading += model.inferring
@@ -135,11 +140,11 @@ class Recorder:
             unload.end = time.monotonic()
 
     # -- read after the run
-    def leaked(self, loaded: list[Any]) -> list[Any]:
+    def leaked(self, loaded: list[Any]) -> int:
         """Instances never unloaded and not among ``loaded`` (the manager's models now)."""
-        held = {id(model) for model in loaded}
+        held = {model.serial for model in loaded if isinstance(model, FakeModel)}
         with self._lock:
-            return [m for m in self.instances if not m.unloading and id(m) not in held]
+            return sum(1 for serial in self._never_unloaded if serial not in held)
 
 
 class FakeModel:
@@ -149,6 +154,7 @@ class FakeModel:
 
     def __init__(self, model_id: str, recorder: Recorder, costs: Costs, response: Any) -> None:
         self.model_id = model_id
+        self.serial = 0
         self.inferring = 0
         self.unloading = False
         self.counted_inferences = 0

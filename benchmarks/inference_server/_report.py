@@ -119,6 +119,9 @@ def summarize(results: Sequence[Any], elapsed: float, server: dict[str, Any]) ->
         "inferences_while_unloading": server["inferences_while_unloading"],
         "double_unloads": server["double_unloads"],
         "max_live": server["max_live"],
+        "full_collections": server["full_collections"],
+        "full_collection_s": server["full_collection_seconds"],
+        "explicit_collections": server["explicit_collections"],
         "loaded": loaded,
         "lru": lru,
         "lru_equals_loaded": len(lru) == len(set(lru)) and sorted(lru) == sorted(loaded),
@@ -174,6 +177,9 @@ def median_summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "inferences_while_unloading",
         "double_unloads",
         "max_live",
+        "full_collections",
+        "full_collection_s",
+        "explicit_collections",
     ]
     summary: dict[str, Any] = {key: statistics.median([r[key] for r in runs]) for key in numeric}
     for key in ("errors", "client_errors", "not_found"):
@@ -255,6 +261,9 @@ def render(title: str, stock: dict[str, Any], dropin: dict[str, Any]) -> str:
     row("inferences on a model being unloaded", "inferences_while_unloading")
     row("double unloads", "double_unloads")
     row("most models alive at once", "max_live")
+    row("full garbage collections", "full_collections")
+    row("of which asked for (gc.collect())", "explicit_collections")
+    row("time in full garbage collections (s)", "full_collection_s")
     for key, label in (
         ("lru_equals_loaded", "LRU = loaded at the end"),
         ("bound_held", "bound held at the end"),

@@ -116,6 +116,49 @@ def _classes(implementation: str) -> tuple[type, type]:
     return ModelManager, WithFixedSizeCache
 
 
+class _FullCollections:
+    """Counts the process's full (generation 2) garbage collections and their time, and
+    how many were asked for with ``gc.collect()`` (the rest: the interpreter's own)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._seconds = 0.0
+        self._started = 0.0
+        self.explicit = 0
+        gc.callbacks.append(self._callback)
+        _COLLECT_CALLS.append(self)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self._count += 1
+            self._seconds += time.perf_counter() - self._started
+
+    def read(self) -> tuple[int, float]:
+        return self._count, self._seconds
+
+    def close(self) -> None:
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+        if self in _COLLECT_CALLS:
+            _COLLECT_CALLS.remove(self)
+
+
+_COLLECT_CALLS: list[_FullCollections] = []
+_REAL_COLLECT = gc.collect
+
+
+def _counting_collect(generation: int = 2) -> int:
+    """``gc.collect`` as the server sees it: counted for the current stack, then run."""
+    if generation == 2:
+        for counter in _COLLECT_CALLS:
+            counter.explicit += 1
+    return _REAL_COLLECT(generation)
+
+
 class Stack:
     """One run's app, manager stack, recorder and request log."""
 
@@ -144,13 +187,14 @@ class Stack:
             warnings.simplefilter("ignore")
             self.app = http_api.HttpInterface(model_manager).app
         self.requests: list[RequestRecord] = []
-        self.escaped: list[str] = []
+        self.collections = _FullCollections()
 
     def retire(self) -> None:
         """Unregister the Prometheus collectors this stack's app added to the process-wide
         registry (upstream registers them per ``HttpInterface``; a second one would clash)."""
         from prometheus_client import REGISTRY
 
+        self.collections.close()
         for collector in set(_prometheus_collectors()) - self._collectors_before:
             REGISTRY.unregister(collector)
 
@@ -167,6 +211,8 @@ class Stack:
         lru = self.lru()
         recorder = self.recorder
         leaked = recorder.leaked(list(loaded_models.values()))
+        collections, collection_seconds = self.collections.read()
+        explicit = self.collections.explicit
         return {
             "implementation": self.implementation,
             "max_size": self.max_size,
@@ -179,7 +225,10 @@ class Stack:
             "inferences": recorder.inferences,
             "inferences_while_unloading": recorder.inferences_while_unloading,
             "double_unloads": recorder.double_unloads,
-            "leaked": len(leaked),
+            "leaked": leaked,
+            "full_collections": collections,
+            "full_collection_seconds": collection_seconds,
+            "explicit_collections": explicit,
             "live": recorder.live,
             "max_live": recorder.max_live,
             "loaded": loaded,
@@ -316,6 +365,7 @@ def main() -> None:
     os.environ.setdefault("MODEL_CACHE_DIR", str(workdir / "cache"))
     os.chdir(workdir)
     import_app()
+    gc.collect = _counting_collect  # counts the servers' calls (the report's column)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
