@@ -262,6 +262,7 @@ def test_memory_is_reclaimed_outside_every_lock(
 ) -> None:
     manager = stack(registry, max_size=1)
     held_at_collect: list[dict[str, Any]] = []
+    now = [100.0]
 
     class RecordingGC:
         @staticmethod
@@ -271,12 +272,19 @@ def test_memory_is_reclaimed_outside_every_lock(
 
     monkeypatch.setattr(_classes, "gc", RecordingGC)
     monkeypatch.setattr(_classes, "_SURVIVORS", [])
+    monkeypatch.setattr(_classes, "_clock", lambda: now[0])
     manager.add_model("a/1", "key")
     assert held_at_collect == []  # nothing unloaded, nothing to reclaim
     manager.add_model("b/1", "key")  # evicts a, which the registry keeps alive
-    assert held_at_collect == []  # a reader may still hold it: wait for the next eviction
-    manager.add_model("c/1", "key")  # evicts b; a is still alive (as if in a cycle)
+    assert held_at_collect == []  # a reader may still hold it for a moment
+    now[0] += _classes.SURVIVOR_GRACE / 2
+    manager.add_model("c/1", "key")  # evicts b; a alive for less than the grace
+    assert held_at_collect == []
+    now[0] += _classes.SURVIVOR_GRACE / 2
+    manager.add_model("d/1", "key")  # evicts c; a still alive after the grace (a cycle)
     assert held_at_collect == [{}]  # once, with no lifecycle held by anyone
+    manager.add_model("e/1", "key")  # evicts d: the collection forgot every survivor
+    assert held_at_collect == [{}]
 
 
 def test_an_evicted_model_freed_by_reference_counting_costs_no_collection(

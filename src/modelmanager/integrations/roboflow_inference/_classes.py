@@ -259,10 +259,15 @@ def _note_unloaded(model: Any) -> None:
     unloaded.append(ref)
 
 
+SURVIVOR_GRACE: Final = 1.0
+"""Seconds an evicted model may stay alive before a collection is run for it."""
+
 _SURVIVORS_LOCK = threading.Lock()
-_SURVIVORS: list[weakref.ref[Any]] = []
+_SURVIVORS: list[tuple[float, weakref.ref[Any]]] = []
 """Guarded by _SURVIVORS_LOCK (a leaf lock): evicted models that were still alive at
-their evicting request's reclamation, weakly."""
+their evicting request's reclamation, weakly, each with when that was (``_clock``)."""
+
+_clock: Callable[[], float] = time.monotonic
 
 
 def _reclaim(collect: bool) -> None:
@@ -273,11 +278,12 @@ def _reclaim(collect: bool) -> None:
     no lock; it runs only where it can free an evicted model:
 
     * an evicted model that reference counting already freed needs none;
-    * one still alive at its evicting request's end (another request may be
-      reading it: ``describe_models`` holds every model for a moment) is
-      remembered, weakly; the next eviction's reclamation collects if it is
-      still alive then (a reference cycle, which only a collection frees) and
-      forgets it if it died meanwhile;
+    * one still alive at its evicting request's end (other requests may hold
+      it for a moment: ``describe_models`` holds every model, a thread waiting
+      for the GIL holds what it was reading) is remembered, weakly; a later
+      eviction's reclamation collects once one of them has stayed alive for
+      `SURVIVOR_GRACE` seconds (a reference cycle, which only a collection
+      frees), so at most one collection per `SURVIVOR_GRACE` is run for them;
     * a model that cannot be weakly referenced is collected for at once.
     """
     if not getattr(_RECLAIM, "pending", False):
@@ -286,12 +292,13 @@ def _reclaim(collect: bool) -> None:
     unloaded: list[weakref.ref[Any] | None] = getattr(_RECLAIM, "unloaded", None) or []
     _RECLAIM.unloaded = []
     if collect:
-        alive = [ref for ref in unloaded if ref is not None and ref() is not None]
+        now = _clock()
+        fresh = [(now, ref) for ref in unloaded if ref is not None and ref() is not None]
         with _SURVIVORS_LOCK:
-            survived = any(ref() is not None for ref in _SURVIVORS)
-            needed = survived or None in unloaded
-            _SURVIVORS[:] = [] if needed else alive
-        del unloaded, alive
+            alive = [(noted, ref) for noted, ref in _SURVIVORS if ref() is not None]
+            needed = None in unloaded or any(now - noted >= SURVIVOR_GRACE for noted, _ in alive)
+            _SURVIVORS[:] = [] if needed else alive + fresh
+        del unloaded, fresh, alive
         if needed:
             gc.collect()
     release = _upstream(upstream_base, "try_releasing_cuda_memory")
