@@ -267,7 +267,10 @@ _SURVIVORS: list[tuple[float, weakref.ref[Any]]] = []
 """Guarded by _SURVIVORS_LOCK (a leaf lock): evicted models that were still alive at
 their evicting request's reclamation, weakly, each with when that was (``_clock``)."""
 
-_clock: Callable[[], float] = time.monotonic
+
+def _clock() -> float:
+    """Now, for the survivors' grace (``time`` by attribute, at call time; tests replace it)."""
+    return time.monotonic()
 
 
 def _reclaim(collect: bool) -> None:
