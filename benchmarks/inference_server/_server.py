@@ -200,9 +200,10 @@ class Stack:
 
     def lru(self) -> list[str]:
         """The cache's LRU order, oldest first (each implementation's own bookkeeping)."""
-        if self.implementation == "stock":
-            return list(self.manager._key_queue)
-        return list(self.manager.core.lru_order())
+        core = getattr(self.manager, "core", None)
+        if core is not None:  # the drop-in's: the core cache's order
+            return list(core.lru_order())
+        return list(self.manager._key_queue)  # upstream's deque
 
     def report(self) -> dict[str, Any]:
         """What the run did; call once no request is in flight."""
