@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from typing import Any, Final
 
-__all__ = ["Costs", "FakeRegistry", "Recorder", "Unload"]
+__all__ = ["Costs", "FakeModel", "FakeRegistry", "Recorder", "Unload"]
 
 
 class Costs:

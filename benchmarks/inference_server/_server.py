@@ -35,6 +35,7 @@ import gc
 import json
 import logging
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -47,7 +48,7 @@ from typing import Any
 
 from benchmarks.inference_server._fakes import Costs, FakeRegistry, Recorder
 
-__all__ = ["IMPLEMENTATIONS", "Observer", "build_stack", "main"]
+__all__ = ["IMPLEMENTATIONS", "Observer", "RequestRecord", "Stack", "build_stack", "main"]
 
 IMPLEMENTATIONS = ("stock", "drop-in")
 """Which classes build the stack: upstream's own, or the drop-in's."""
@@ -107,10 +108,9 @@ def _classes(implementation: str) -> tuple[type, type]:
         from inference.core.managers.base import ModelManager
         from inference.core.managers.decorators.fixed_size_cache import WithFixedSizeCache
     elif implementation == "drop-in":
-        from modelmanager.integrations.roboflow_inference import (
-            ModelManager,
-            WithFixedSizeCache,
-        )
+        from modelmanager.integrations import roboflow_inference as dropin
+
+        ModelManager, WithFixedSizeCache = dropin.ModelManager, dropin.WithFixedSizeCache
     else:
         raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
     return ModelManager, WithFixedSizeCache
@@ -361,23 +361,26 @@ def main() -> None:
     import uvicorn
 
     workdir = Path(tempfile.mkdtemp(prefix="inference-server-bench-"))
-    for static in ("inference/landing/out/static", "inference/landing/out/_next/static"):
-        (workdir / static).mkdir(parents=True)
-    os.environ.setdefault("MODEL_CACHE_DIR", str(workdir / "cache"))
-    os.chdir(workdir)
-    import_app()
-    gc.collect = _counting_collect  # counts the servers' calls (the report's column)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    observer = Observer()
-    config = uvicorn.Config(
-        observer, log_level="warning", access_log=False, lifespan="on", timeout_keep_alive=30
-    )
-    server = uvicorn.Server(config)
-    _stop_on_stdin_close(server)
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    asyncio.run(server.serve(sockets=[sock]))
+    try:
+        for static in ("inference/landing/out/static", "inference/landing/out/_next/static"):
+            (workdir / static).mkdir(parents=True)
+        os.environ.setdefault("MODEL_CACHE_DIR", str(workdir / "cache"))
+        os.chdir(workdir)
+        import_app()
+        gc.collect = _counting_collect  # counts the servers' calls (the report's column)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(
+            Observer(), log_level="warning", access_log=False, lifespan="on", timeout_keep_alive=30
+        )
+        server = uvicorn.Server(config)
+        _stop_on_stdin_close(server)
+        print(f"PORT {sock.getsockname()[1]}", flush=True)
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        os.chdir(tempfile.gettempdir())
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
