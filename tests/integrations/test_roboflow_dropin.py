@@ -262,6 +262,7 @@ def test_memory_is_reclaimed_outside_every_lock(
 ) -> None:
     manager = stack(registry, max_size=1)
     held_at_collect: list[dict[str, Any]] = []
+    now = [100.0]
 
     class RecordingGC:
         @staticmethod
@@ -270,10 +271,40 @@ def test_memory_is_reclaimed_outside_every_lock(
             return 0
 
     monkeypatch.setattr(_classes, "gc", RecordingGC)
+    monkeypatch.setattr(_classes, "_SURVIVORS", [])
+    monkeypatch.setattr(_classes, "_clock", lambda: now[0])
     manager.add_model("a/1", "key")
     assert held_at_collect == []  # nothing unloaded, nothing to reclaim
-    manager.add_model("b/1", "key")  # evicts a
+    manager.add_model("b/1", "key")  # evicts a, which the registry keeps alive
+    assert held_at_collect == []  # a reader may still hold it for a moment
+    now[0] += _classes.SURVIVOR_GRACE / 2
+    manager.add_model("c/1", "key")  # evicts b; a alive for less than the grace
+    assert held_at_collect == []
+    now[0] += _classes.SURVIVOR_GRACE / 2
+    manager.add_model("d/1", "key")  # evicts c; a still alive after the grace (a cycle)
     assert held_at_collect == [{}]  # once, with no lifecycle held by anyone
+    manager.add_model("e/1", "key")  # evicts d: the collection forgot every survivor
+    assert held_at_collect == [{}]
+
+
+def test_an_evicted_model_freed_by_reference_counting_costs_no_collection(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = stack(registry, max_size=1)
+    collections: list[int] = []
+
+    class RecordingGC:
+        @staticmethod
+        def collect() -> int:
+            collections.append(len(registry.models))
+            return 0
+
+    monkeypatch.setattr(_classes, "gc", RecordingGC)
+    monkeypatch.setattr(_classes, "_SURVIVORS", [])
+    for model_id in ("a/1", "b/1", "c/1", "d/1"):
+        manager.add_model(model_id, "key")
+        registry.models.clear()  # the registry forgets: an evicted model dies when unloaded
+    assert collections == []  # three evictions, nothing left for a collection to free
 
 
 # ----------------------------------------------------------------- install

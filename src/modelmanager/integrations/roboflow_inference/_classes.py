@@ -36,6 +36,7 @@ import gc
 import threading
 import time
 import types
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
@@ -240,16 +241,69 @@ def _held_lease(layer: Any, model_id: str, lease: Any) -> Iterator[Any]:
 # ------------------------------------------------------- memory reclamation
 
 _RECLAIM = threading.local()
-"""``pending``: this thread unloaded a model and has not reclaimed memory since."""
+"""``pending``: this thread unloaded a model and has not reclaimed memory since;
+``unloaded``: a weak reference to each model it unloaded since (None for a model
+that cannot be weakly referenced)."""
+
+
+def _note_unloaded(model: Any) -> None:
+    """Mark this thread for reclamation and remember ``model`` weakly."""
+    try:
+        ref: weakref.ref[Any] | None = weakref.ref(model)
+    except TypeError:
+        ref = None
+    _RECLAIM.pending = True
+    unloaded = getattr(_RECLAIM, "unloaded", None)
+    if unloaded is None:
+        unloaded = _RECLAIM.unloaded = []
+    unloaded.append(ref)
+
+
+SURVIVOR_GRACE: Final = 1.0
+"""Seconds an evicted model may stay alive before a collection is run for it."""
+
+_SURVIVORS_LOCK = threading.Lock()
+_SURVIVORS: list[tuple[float, weakref.ref[Any]]] = []
+"""Guarded by _SURVIVORS_LOCK (a leaf lock): evicted models that were still alive at
+their evicting request's reclamation, weakly, each with when that was (``_clock``)."""
+
+
+def _clock() -> float:
+    """Now, for the survivors' grace (``time`` by attribute, at call time; tests replace it)."""
+    return time.monotonic()
 
 
 def _reclaim(collect: bool) -> None:
-    """After an unload, holding no lock: ``gc.collect()`` (evictions) and the CUDA cache."""
+    """After an unload, holding no lock: ``gc.collect()`` (evictions) and the CUDA cache.
+
+    A full collection walks every object of the process (about 0.25 s in
+    inference's server) with the GIL held, so it stalls every request, lock or
+    no lock; it runs only where it can free an evicted model:
+
+    * an evicted model that reference counting already freed needs none;
+    * one still alive at its evicting request's end (other requests may hold
+      it for a moment: ``describe_models`` holds every model, a thread waiting
+      for the GIL holds what it was reading) is remembered, weakly; a later
+      eviction's reclamation collects once one of them has stayed alive for
+      `SURVIVOR_GRACE` seconds (a reference cycle, which only a collection
+      frees), so at most one collection per `SURVIVOR_GRACE` is run for them;
+    * a model that cannot be weakly referenced is collected for at once.
+    """
     if not getattr(_RECLAIM, "pending", False):
         return
     _RECLAIM.pending = False
+    unloaded: list[weakref.ref[Any] | None] = getattr(_RECLAIM, "unloaded", None) or []
+    _RECLAIM.unloaded = []
     if collect:
-        gc.collect()
+        now = _clock()
+        fresh = [(now, ref) for ref in unloaded if ref is not None and ref() is not None]
+        with _SURVIVORS_LOCK:
+            alive = [(noted, ref) for noted, ref in _SURVIVORS if ref() is not None]
+            needed = None in unloaded or any(now - noted >= SURVIVOR_GRACE for noted, _ in alive)
+            _SURVIVORS[:] = [] if needed else alive + fresh
+        del unloaded, fresh, alive
+        if needed:
+            gc.collect()
     release = _upstream(upstream_base, "try_releasing_cuda_memory")
     if release is not None:
         release()
@@ -476,7 +530,7 @@ class ModelManager(UPSTREAM_MANAGER):
         with self._metadata_lock:
             self._model_request_aliases.pop(model_id, None)
             self._model_request_paths.pop(model_id, None)
-        _RECLAIM.pending = True
+        _note_unloaded(model)
 
     # -------------------------------------------------------------- removing
 
