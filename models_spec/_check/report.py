@@ -472,10 +472,14 @@ class RunSummary:
         if self.shard is not None:
             scope += f" (shard {self.shard}: {self.selected} of {self.planned} planned)"
         executions = sum(c.executions for c in self.cells)
-        lines = [
-            f"{scope}, {executions} executions in {self.elapsed:.1f}s with "
-            f"{self.workers} job(s): {verdicts}"
-        ]
+        head = (
+            f"{scope}, {executions} executions in {self.elapsed:.1f}s with {self.workers} job(s):"
+        )
+        # The counts stay whole: on a line of their own where both do not fit in one.
+        if len(head) + 1 + len(verdicts) <= TEXT_WIDTH:
+            lines = [f"{head} {verdicts}"]
+        else:
+            lines = [head, f"    {verdicts}"]
         if self.interrupted:
             lines.append(
                 f"INTERRUPTED after {len(self.cells)} of {self.selected} cell(s): the table "

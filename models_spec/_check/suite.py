@@ -670,20 +670,25 @@ def render_table(cells: Sequence[Cell], *, with_time: bool = True) -> str:
 
     One block per scenario: the scenario's id on a line of its own, then one row per
     implementation (indented): verdict, invariant, executions, time, and for a known-bug
-    variant the search strategies that caught it. A name or label too long for its column
+    variant the search strategies that caught it (a column only where the run has
+    variants). A name or label too long for its column
     gets a line of its own (the name above its row, the label below it).
     """
     header = ["scenario / implementation", "verdict", "invariant", "execs"]
     if with_time:
         header.append("time")
-    header.append("search caught")
+    # Which searches caught a known-bug variant: a column only where the run has variants.
+    variants = any(cell.role == "variant" for cell in cells)
+    if variants:
+        header.append("search caught")
     rows: list[list[str]] = []
     for cell in cells:
-        label = ",".join(cell.invariants) if len(cell.invariants) > 1 else cell.label or "-"
+        label = ", ".join(cell.invariants) if len(cell.invariants) > 1 else cell.label or "-"
         row = [cell.implementation, cell.verdict, label, str(cell.executions)]
         if with_time:
             row.append(f"{cell.elapsed:.2f}s")
-        row.append((", ".join(cell.caught_by) or "none") if cell.role == "variant" else "")
+        if variants:
+            row.append((", ".join(cell.caught_by) or "none") if cell.role == "variant" else "")
         rows.append(row)
     widths = [len(h) for h in header]
     for row in rows:

@@ -45,7 +45,7 @@ def test_buggy_manager_fails_with_a_replayable_schedule(tmp_path: Path) -> None:
     assert status == 1, text
     row = next(r for r in table_rows(text) if r[0] == "B1-remove-add-generation-split")
     assert row[2] == "FAIL"
-    assert "I2" in row[3].split(",")
+    assert "I2" in row[3].split(", ")
     # Under the heading, what the scenario asks of the manager: title, then each thread.
     lines = text.splitlines()
     at = next(
