@@ -38,6 +38,7 @@ from modelmanager.statistics import ManagerStatistics as ManagerStatistics
 
 CONCURRENCY_MODULES: tuple[str, ...] = (
     "modelmanager._quiet_log",
+    "modelmanager.decorators._cache_admission",
     "modelmanager.decorators.fixed_size_cache",
     "modelmanager.leases",
     "modelmanager.lifecycle",

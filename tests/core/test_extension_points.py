@@ -265,7 +265,8 @@ def test_core_modules_import_no_private_name_of_another() -> None:
         f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}"
         for path in sorted(CORE.rglob("*.py"))
         for node in ast.walk(_parse(path))
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modelmanager")
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("modelmanager")
         # A subpackage's private modules are its own: an integration may import
         # them from its package (``from ...roboflow_inference import _classes``).
         and not _inside(node.module or "", _package_of(path))

@@ -285,6 +285,14 @@ class CacheBook:
         lru.move_to_end(resolved_id)
         return True
 
+    def hit(self, resolved_id: str) -> None:
+        """A warm hit on an id the caller found listed and not UNLOADING: it moves to
+        the most-recent end, then a chosen victim is rescued (as :meth:`use`)."""
+        self.lru.move_to_end(resolved_id)
+        mark = self.marks.get(resolved_id)
+        if mark is not None and mark.chosen:
+            self._unchoose(resolved_id, mark)
+
     def choose(self, resolved_id: str, requester: str | None, batch: object = None) -> None:
         """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add,
         as part of eviction ``batch`` (any object identifying it; see `owned_by`)."""

@@ -107,22 +107,16 @@ from modelmanager._validation import (
     check_timeout,
     check_weight,
 )
+from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy, remaining
 from modelmanager.decorators._cache_book import CacheBook, IdState
-from modelmanager.decorators._cache_policy import (
-    MEMORY_EVICTIONS_PER_ROUND,
-    RESTORATION,
-    Admission,
-    CapacityPolicy,
-)
+from modelmanager.decorators._cache_policy import MEMORY_EVICTIONS_PER_ROUND, CapacityPolicy
 from modelmanager.decorators.base import ModelManagerDecorator
 from modelmanager.errors import (
-    CacheFull,
     InvalidArgument,
     InvalidArgumentType,
     LockTimeout,
     ModelNotFound,
     attach_secondary,
-    note_swallowed,
 )
 from modelmanager.link import TryLifecycle, WarmHit, WarmView, clear_each
 from modelmanager.memory import default_memory_probe
@@ -184,47 +178,6 @@ _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
 
 
-_PINNED_OR_LEASED = "every registered model is pinned or leased"
-_ROOM_TAKEN = "its victims went, and a load heavier than its estimate took the room meanwhile"
-
-
-class _Admitting:
-    """One add's admission: whether it holds its slot while still making room.
-
-    ``short``: its current choice cannot make room (every other model pinned
-    or leased); ``chosen_went``: every victim of its last choice went, so its
-    admission took effect and it loads at its next step instead of choosing
-    again (over the bound when ``short``).
-    """
-
-    __slots__ = ("chosen_went", "holding", "resolved_id", "short")
-
-    def __init__(self, resolved_id: str) -> None:
-        self.resolved_id = resolved_id
-        self.holding = False
-        self.short = False
-        self.chosen_went = False
-
-
-class _VictimBusy(Exception):
-    """Internal: another thread holds a chosen victim's lifecycle.
-
-    Raised by ``_evict_one`` before it changes anything; ``_evict`` drops the
-    rest of its batch's choices, records how many of the batch went, and
-    re-raises it to the admission, which decides again (I17).
-    """
-
-    def __init__(self, victim: str) -> None:
-        super().__init__(victim)
-        self.victim = victim
-        self.evicted = 0
-
-
-def _remaining(deadline: float) -> float:
-    """Seconds until ``deadline``, within [0, ``threading.TIMEOUT_MAX``]."""
-    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
-
-
 class _LRUGuard:
     """The context manager ``_lru_guard`` returns: the book's lock, bounded (one use)."""
 
@@ -238,7 +191,7 @@ class _LRUGuard:
     def __enter__(self) -> None:
         cache = self._cache
         deadline = self._deadline
-        timeout = cache._queue_lock_timeout if deadline is None else _remaining(deadline)
+        timeout = cache._queue_lock_timeout if deadline is None else remaining(deadline)
         lock = cache._lru_lock
         if not lock.acquire(True, timeout):
             cache._lru_lock_timed_out()
@@ -324,7 +277,7 @@ class _CacheLease:
 
     def __enter__(self) -> Model:
         model = self._inner.__enter__()
-        self._cache._lease_taken()
+        self._cache._admission.lease_taken()
         return model
 
     def __exit__(
@@ -336,7 +289,9 @@ class _CacheLease:
         try:
             self._inner.__exit__(exc_type, exc, traceback)
         finally:
-            self._cache._lease_given_back()
+            cache = self._cache
+            cache._admission.lease_given_back()
+            cache._restore()
 
 
 class WithFixedSizeCache(ModelManagerDecorator):
@@ -394,35 +349,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
     ``max_size=None`` without ``max_weight``.
     """
 
-    # Intended lock-free reads (read by race detectors; see ModelManager): these are
-    # the bookkeeping's containers (aliases of CacheBook.lru / .marks), written only
-    # under the bookkeeping lock.
-    __benign_races__: ClassVar[dict[str, str]] = {
-        "_admitting": (
-            "in_flight_loads copies it without the lock (one atomic copy): an introspection "
-            "count, never a decision; the slot is released before the entry goes"
-        ),
-        "_lru": (
-            "__contains__, __getitem__ and in_flight_loads read it without the lock (the "
-            "committed view: the inner registry is read first, and an id enters the LRU "
-            "only while registered inside); one atomic operation each"
-        ),
-        "_marks": (
-            "__getitem__ tests it without the lock before waiting for a committed victim's "
-            "unload (the wait rechecks under the lock)"
-        ),
-        "_maybe_over": (
-            "_restore reads it without the lock to skip the common case (never over the "
-            "bounds); it is set under the lock before any admission over them, and the add "
-            "that set it restores when it ends"
-        ),
-        "_full_waiters": (
-            "a lease given back reads it without the lock to skip the notify when no add "
-            "waits for room; a waiter counts itself under the lock before it reads the "
-            "lease counts, so a lease ended after that read sees the count"
-        ),
-    }
-
     EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset(
         {
             "_add",
@@ -432,8 +358,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "_commit_load",
             "_confirm_victim_locked",
             "_evict",
-            "_evict_for_memory",
-            "_evict_memory_round",
             "_evict_one",
             "_forget",
             "_hold_victim",
@@ -443,7 +367,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "_notify_slot_freed",
             "_release_memory",
             "_release_slot",
-            "_reserve_or_select_locked",
             "_restore",
             "_rollback_eviction",
             "_victim_gone",
@@ -460,6 +383,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
     """The bookkeeping (an extension point: a subclass may name its own)."""
     policy_class: ClassVar[type[CapacityPolicy]] = CapacityPolicy
     """The capacity policy (an extension point: a subclass may name its own)."""
+    admission_class: ClassVar[type[AdmissionControl]] = AdmissionControl
+    """The admission protocol (an extension point: a subclass may name its own)."""
 
     # Whether this class keeps every step the warm path of add_model stands in
     # for (recomputed for each subclass).
@@ -499,26 +424,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._weigher = weigher
         self._on_full = full
         self._delete_evicted_from_disk = delete_evicted_from_disk
-        # Guarded by _lru_lock: the weight each id had when last loaded (the
-        # estimate for its next load) and the adds waiting for a full cache.
-        self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
-        self._full_waiters = 0
-        # Guarded by _lru_lock: id -> adds that hold its slot while still making
-        # room (their victims undecided); in_flight_loads() leaves them out.
-        self._admitting: dict[str, int] = {}
-        # Guarded by _lru_lock: eviction batch -> the admission that chose it, so a
-        # failed unload gives that add's slot back in the same step (module doc).
-        self._batch_tickets: dict[object, _Admitting] = {}
-        # Guarded by _lru_lock: how many times a restoration left the bound to the adds
-        # whose evictions were undecided (``_restore``); an add that fails after
-        # choosing restores only when one did meanwhile (``_admit``).
-        self._restorations_deferred = 0
-        # Whether the cache may be over its bounds (an admission over them, a
-        # weighted commit); set and cleared under _lru_lock, read without it by
-        # _restore, so the common case (never over) costs one read.
-        self._maybe_over = False
-        # Leases held through this cache by the current thread (wait policy).
-        self._held = threading.local()
         self._quiet = QuietLog(logger)
         self._memory_free_threshold = threshold
         self._queue_lock_timeout = queue_timeout
@@ -529,13 +434,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
         view = link.warm_view
         self._lru_lock = self._bookkeeping_lock(view)
         self._lru_changed = threading.Condition(self._lru_lock)
-        # Guarded by _lru_lock: the book (_lru and _marks are its dicts, kept
-        # here too for the warm path).
+        # Guarded by _lru_lock: the book, and the admission protocol over it.
         self._book = self.book_class()
-        self._lru = self._book.lru
-        self._marks = self._book.marks
-        self._policy = self.policy_class(
-            self._book, self._manager.__contains__, size, weight_bound, self._estimates
+        self._admission = self.admission_class(
+            self,
+            self._book,
+            self.policy_class,
+            self._manager,
+            self._lru_changed,
+            self._counters,
+            self._quiet,
+            max_size=size,
+            max_weight=weight_bound,
+            on_full=full,
+            wait_limit=queue_timeout,
+            memory_free_threshold=threshold,
+            estimates=dict(zip(adopted, adopted_weights, strict=True)),
         )
         # Takes a victim's lifecycle without waiting (None: the stack has no such
         # step, and an eviction waits for the lifecycle as a remove does).
@@ -642,12 +556,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
                 self._lru_lock_timed_out()
             try:
-                record = self._lru.get(resolved_id)
+                book = self._book
+                record = book.lru.get(resolved_id)
                 if record is not None:
-                    marks = self._marks
-                    mark = marks.get(resolved_id) if marks else None
+                    marks = book.marks
                     inner_warm_hit = self._inner_warm_hit
-                    if (mark is None or mark.state is not _UNLOADING) and (
+                    if (not marks or book.state(resolved_id) is not _UNLOADING) and (
                         # shared mode: the manager's record, under its state lock
                         not record.unloading
                         if inner_warm_hit is None
@@ -655,12 +569,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
                     ):
                         if inner_warm_hit is None:
                             record.hits += 1
-                        # CacheBook.use, inlined: most recent, a victim rescued.
-                        self._lru.move_to_end(resolved_id)
-                        if mark is not None and mark.chosen:
-                            self._book.unchoose(resolved_id)
+                        book.hit(resolved_id)  # most recent, a chosen victim rescued
                         if pin:
-                            self._book.pin(resolved_id)
+                            book.pin(resolved_id)
                         return
             finally:
                 lock.release()
@@ -867,7 +778,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         commit on).
         """
         book = self._book
-        reserved, lru, admitting = dict(book.slots), dict(book.lru), dict(self._admitting)
+        reserved, lru, admitting = dict(book.slots), dict(book.lru), self._admission.admitting()
         return sum(
             1
             for resolved_id, held in reserved.items()
@@ -1025,464 +936,20 @@ class WithFixedSizeCache(ModelManagerDecorator):
         )
 
     def _admit(self, resolved_id: str) -> None:
-        """Make room for ``resolved_id`` and reserve its capacity slot (held on return).
-
-        The slot is reserved with the first victims and held across eviction
-        rounds, so the room they free is this add's: admission is one instant,
-        as the spec has it, and a victim reloaded meanwhile must make room of
-        its own (I15). On failure (a timeout, a refusal, an unload error)
-        nothing is held.
-        """
-        deadline = time.monotonic() + self._queue_lock_timeout
-        if self._memory_free_threshold > 0:
-            self._evict_for_memory(resolved_id, deadline)
-        ticket = _Admitting(resolved_id)
-        busy: str | None = None  # a victim found busy on the last pass
-        chose = False  # whether this add chose victims (its admission took effect)
-        deferred_at = 0  # self._restorations_deferred when it first chose
-        evicted = 0  # victims of this add that went
-        unload_failed = False  # whether it fails with a victim's unload error
-        left_when_failed = False  # a restoration had deferred to it when an unload failed
-        try:
-            while True:
-                batch = object()  # this pass's choices (a failure rolls back only these)
-                with self._lru_guard(deadline):
-                    victims = self._reserve_or_select_locked(resolved_id, deadline, ticket)
-                    if not victims:
-                        return
-                    if busy in victims:
-                        # Wait for the busy victim's lifecycle holding nothing, not
-                        # even the slot (I17): another add may be waiting for it.
-                        self._give_back_locked(resolved_id, ticket)
-                    else:
-                        if not chose:
-                            deferred_at = self._restorations_deferred
-                        chose = True
-                        for victim in victims:
-                            self._book.choose(victim, resolved_id, batch)
-                        self._batch_tickets[batch] = ticket
-                if busy is not None and busy in victims:
-                    self._await_lifecycle(busy)
-                    busy = None
-                    continue
-                # A victim whose choice no longer holds at its commit is dropped
-                # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
-                try:
-                    went = self._evict(victims, "evictions_capacity", batch)
-                    evicted += went
-                    # A choice that all went was the admission (one instant, as in
-                    # the spec): the add loads now. What is over the bound since (a
-                    # load of another add, in flight again once its model went; a
-                    # model evictable only since a lease ended) is the restoration's
-                    # after the load, never a second victim of this add (I15).
-                    ticket.chosen_went = went == len(victims)
-                except _VictimBusy as error:
-                    busy = error.victim
-                    evicted += error.evicted
-                except BaseException:
-                    unload_failed = True
-                    raise
-                finally:
-                    with self._lru_changed:  # unbounded: a short step, like _forget
-                        self._batch_tickets.pop(batch, None)
-                        if unload_failed:
-                            left_when_failed = self._restorations_deferred != deferred_at
-        except BaseException as error:
-            if ticket.holding:
-                try:
-                    with self._lru_changed:  # unbounded: a short release, like _forget
-                        self._give_back_locked(resolved_id, ticket)
-                except BaseException as secondary:  # keep the first error (I16)
-                    attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
-            if chose and not unload_failed and not evicted:
-                with self._lru_changed:  # unbounded: a short read, like _forget
-                    left_to_us = self._restorations_deferred != deferred_at
-            else:
-                left_to_us = False
-            if chose and not unload_failed and (evicted or left_to_us):
-                # A restoration that found this add's evictions undecided left the
-                # bound to it (``_restore``): it restores even when it times out,
-                # and so does an add whose victims went (its admission took
-                # effect). An add that failed before choosing anything, or whose
-                # choices were all dropped with no restoration left to it, took no
-                # effect; one whose victim's unload failed ends there (the spec's
-                # failed admission restores nothing; the cache is no fuller).
-                self._restore()
-            elif left_when_failed:
-                # The restoration left to this add dies with its failed unload, as
-                # one that ran itself would have (``_restore``): the models over
-                # the bound stay until the next lease or pin ends, counted.
-                self._restoration_failed(error)
-            raise
-
-    def _loads_in_flight_locked(self, resolved_id: str) -> bool:
-        """Whether an add other than ``resolved_id``'s holds a slot past its admission
-        for an id not loaded here yet: a load in flight (lock held; O(slots))."""
-        lru, admitting = self._book.lru, self._admitting
-        return any(
-            held > admitting.get(other, 0) and other not in lru and other != resolved_id
-            for other, held in self._book.slots.items()
-        )
-
-    def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
-        """An admission that holds its slot gives it back (lock held).
-
-        The slot goes first: a lock-free ``in_flight_loads()`` never counts it
-        as a load in flight.
-        """
-        self._book.release(resolved_id)
-        self._end_admitting(resolved_id, ticket)
-        self._lru_changed.notify_all()
-
-    def _end_admitting(self, resolved_id: str, ticket: _Admitting) -> None:
-        """The add stops making room (lock held): it loads now, or gives its slot back."""
-        ticket.holding = False
-        left = self._admitting[resolved_id] - 1
-        if left:
-            self._admitting[resolved_id] = left
-        else:
-            del self._admitting[resolved_id]
-            self._lru_changed.notify_all()  # adds of the same id wait for it to end
-
-    def _reserve_or_select_locked(
-        self, resolved_id: str, deadline: float, ticket: _Admitting
-    ) -> list[str]:
-        """The next victims to evict holding the slot (``ticket.holding``), or none:
-        admitted, the slot held and the ticket ended."""
-        policy = self._policy
-        book = self._book
-        waited = False
-        while True:
-            leased = frozenset(self._manager.lease_counts())
-            if ticket.holding:
-                decision, victims = policy.admit_held(resolved_id, leased)
-                if decision is not Admission.RESERVE and ticket.chosen_went:
-                    if not ticket.short and self._loads_in_flight_locked(resolved_id):
-                        # Its room was made, but is taken: wait for the loads in
-                        # flight, holding the slot (still making room, so not counted
-                        # as a load), so that two loads never run for one place; then
-                        # decide. Only loads count, never another add still making
-                        # room: two such adds would wait for each other.
-                        self._wait_locked(deadline, resolved_id)
-                        continue
-                    if not ticket.short and not self._admits_over_room_taken(resolved_id):
-                        # The room its victims made was taken meanwhile (a load
-                        # heavier than its estimate): under "wait" and "refuse" the
-                        # bound is a safety property, so the add gives its slot back
-                        # and decides again under its policy (evict, wait or refuse).
-                        self._give_back_locked(resolved_id, ticket)
-                        continue
-                    self._admit_over_locked(
-                        resolved_id,
-                        _PINNED_OR_LEASED if ticket.short else _ROOM_TAKEN,
-                    )
-                    decision = Admission.RESERVE
-                if decision is Admission.RESERVE:
-                    self._end_admitting(resolved_id, ticket)
-                    return []
-                ticket.short = False  # admit_held evicts only a choice that makes room
-                if decision is Admission.FULL:
-                    # Too few evictable models left (a victim was rescued): give the
-                    # slot back and decide as a new admission (wait, refuse or proceed).
-                    self._give_back_locked(resolved_id, ticket)
-                    continue
-            elif resolved_id in self._admitting:
-                # Another add of this id is still making room: its slot is shared
-                # only once that room is there (the load must not come before it).
-                self._wait_locked(deadline, resolved_id)
-                continue
-            else:
-                # Evicting part of what is needed pays only when the add will be
-                # admitted over the bound anyway; an add that will wait or be
-                # refused evicts nothing for it.
-                decision, victims = policy.admit(
-                    resolved_id, leased, self._may_overflow(resolved_id)
-                )
-                if decision is Admission.EVICT:
-                    ticket.short = not policy.makes_room(resolved_id, victims)
-                    book.reserve(resolved_id)
-                    self._admitting[resolved_id] = self._admitting.get(resolved_id, 0) + 1
-                    ticket.holding = True
-                elif decision is Admission.RESERVE:
-                    book.reserve(resolved_id)
-                    return []
-            if decision is Admission.EVICT:
-                return victims
-            if decision is Admission.WAIT:
-                self._wait_locked(deadline, resolved_id)
-                continue
-            # FULL: only pinned or leased models remain (or the model is
-            # heavier than the weight bound alone: no lease or pin ending helps).
-            oversized = policy.oversized(resolved_id)
-            if self._on_full == "wait" and not oversized and not self._holds_lease():
-                if not waited:
-                    waited = True
-                    self._counters.increment("full_waits")
-                self._wait_full_locked(deadline, resolved_id)
-                continue
-            if self._on_full == "refuse" and not oversized:
-                self._counters.increment("full_refusals")
-                raise CacheFull(
-                    resolved_id,
-                    f"refused to load model {resolved_id!r}: every model in the cache "
-                    f"({self._bounds()}) is pinned or leased (on_full='refuse'); retry once "
-                    "a lease is given back, or unpin a model or raise the bound",
-                )
-            self._admit_over_locked(resolved_id, _PINNED_OR_LEASED)
-            book.reserve(resolved_id)
-            return []
-
-    def _may_overflow(self, resolved_id: str) -> bool:
-        """Whether this add may be admitted over the bound (lock held): under
-        "proceed", under "wait" when its thread holds a lease through this cache,
-        or for a model heavier than the weight bound alone."""
-        return (
-            self._on_full == "proceed"
-            or (self._on_full == "wait" and self._holds_lease())
-            or self._policy.oversized(resolved_id)
-        )
+        """Make room for ``resolved_id`` and reserve its slot, held on return
+        (:meth:`AdmissionControl.admit`); on failure nothing is held."""
+        self._admission.admit(resolved_id)
 
     def _admits_over_room_taken(self, resolved_id: str) -> bool:
         """Whether an add whose made room was taken meanwhile loads over the bound
-        (lock held): only where it may go over it at all (:meth:`_may_overflow`);
-        otherwise it gives its slot back and decides again under its policy."""
-        return self._may_overflow(resolved_id)
-
-    def _admit_over_locked(self, resolved_id: str, because: str) -> None:
-        """An add is admitted over the bound (lock held): counted, logged, and the
-        cache marked as possibly over, so the add's restoration when it ends runs."""
-        self._counters.increment("pinned_overflow")
-        self._maybe_over = True
-        self._quiet.warning(
-            ("overflow", resolved_id),
-            "admitting model %r over the bound (%s): %s; the cache evicts back to its "
-            "bound when this add, a lease or a pin ends",
-            resolved_id,
-            self._bounds(),
-            because,
-        )
-
-    def _bounds(self) -> str:
-        parts = [] if self._max_size is None else [f"max_size={self._max_size}"]
-        if self._max_weight is not None:
-            parts.append(f"max_weight={self._max_weight}")
-        return ", ".join(parts)
-
-    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
-        """Wait (lock held, released while waiting) for a lease or pin to end.
-
-        Announces the wait first, then decides again: a lease given back
-        before the announcement is seen now, one given back after it wakes
-        this wait (``_lease_given_back`` notifies while anyone waits), so no
-        wake-up is lost. Raises :class:`LockTimeout` at ``deadline``.
-        """
-        self._full_waiters += 1
-        try:
-            leased = frozenset(self._manager.lease_counts())
-            # As the caller decided (partial=False: it waits rather than evict part).
-            if self._policy.admit(resolved_id, leased, False)[0] is not Admission.FULL:
-                return
-            remaining = _remaining(deadline)
-            if remaining <= 0 or not self._lru_changed.wait(remaining):
-                self._counters.increment("lock_timeouts")
-                raise LockTimeout(
-                    f"room for model {resolved_id!r}: every model in the cache "
-                    f"({self._bounds()}) is pinned or leased; retry once a lease is given "
-                    "back, or unpin a model or raise the bound",
-                    self._queue_lock_timeout,
-                )
-        finally:
-            self._full_waiters -= 1
-
-    # ------------------------------------------------- leases and restoration
-
-    def _lease_taken(self) -> None:
-        """A lease through this cache was taken by the current thread (counted for "wait")."""
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) + 1
-
-    def _lease_given_back(self) -> None:
-        """A lease through this cache was given back: wake waiters, restore the bound."""
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) - 1  # a lease ended in another thread: < 0
-            if self._full_waiters:
-                with self._lru_changed:  # unbounded: a short notify, like _forget
-                    self._lru_changed.notify_all()
-        self._restore()
-
-    def _holds_lease(self) -> bool:
-        """Whether the current thread holds a lease through this cache.
-
-        Leases are counted per thread where they are taken and given back; a
-        lease handed to another thread to end is the caller's business.
-        """
-        return getattr(self._held, "count", 0) > 0
+        (lock held): only where it may go over it at all; otherwise it gives its
+        slot back and decides again under its policy."""
+        return self._admission.may_overflow(resolved_id)
 
     def _restore(self, exclude: str | None = None) -> None:
-        """Evict least-recent evictable models until the cache is within its bounds.
-
-        Called with no lock or lifecycle held, after a lease is given back, a
-        model unpinned or an add finished. Never evicts ``exclude`` (the
-        model an add just loaded) nor a pinned, leased or in-progress model.
-        Never waits for an add's eviction: while one is undecided, that add
-        restores when it ends. While only another restoration's evictions
-        are undecided, it waits for them (holding nothing, bounded by the
-        queue timeout) and then decides: left to that restoration, it would
-        be lost if that one failed, and that one's exclusion is not its. A victim
-        whose lifecycle another thread holds is waited for, holding nothing of
-        this cache, and the round decided again.
-        Never raises (an unload failure or a timeout stops it, counted in
-        ``restoration_failures`` and logged once per kind per minute); the
-        victims' lifecycle waits are bounded by the manager's
-        ``lock_timeout``.
-        """
-        # A lock-free hint first, so the common case (never over the bounds)
-        # costs one read. Only an admission over the bounds or a weighted
-        # commit (both under the lock) set it: a read that misses a concurrent
-        # set is ordered before that admission, whose add restores when it ends.
-        if not self._maybe_over:
-            return
-        book, policy = self._book, self._policy
-        deadline: float | None = None  # set when it first waits for another restoration
-        try:
-            # A round whose victims all went ends it; another round follows only
-            # a victim rescued, gone or busy since its choice, so a bounded
-            # number of rounds ends it.
-            for _ in range(len(book.lru) + 1):
-                with self._lru_guard():
-                    while book.evictions_undecided():
-                        if book.evictions_undecided_except(RESTORATION):
-                            # An add's: that add restores when it ends.
-                            self._restorations_deferred += 1
-                            return
-                        # Only another restoration's: it comes first, and this one
-                        # decides after it (left to it, this one would be lost if
-                        # that one failed, and its exclusion is not ours).
-                        if deadline is None:
-                            deadline = time.monotonic() + self._queue_lock_timeout
-                        self._wait_restoration_locked(deadline)
-                    count, weight = policy.excess()
-                    if count <= 0 and weight <= 0:
-                        self._maybe_over = False
-                        return
-                    leased = frozenset(self._manager.lease_counts())
-                    victims = policy.restoration_victims(leased, exclude)
-                    policy.restoring_exclude = exclude  # for the revalidation at commit
-                    if not victims:
-                        return
-                    batch = object()  # this round's choices (a failure rolls back only these)
-                    for victim in victims:
-                        book.choose(victim, RESTORATION, batch)
-                try:
-                    went = self._evict(victims, "evictions_restore", batch)
-                except _VictimBusy as busy:
-                    # Its holder (a use, a pin, a removal) ends without us: wait
-                    # for it holding nothing (as an add does), then decide again.
-                    # Giving up here left the bound to nobody (I11 at quiescence).
-                    self._await_lifecycle(busy.victim)
-                    continue
-                if went == len(victims):
-                    # Every victim went: this restoration took effect (one instant,
-                    # as in the spec). What is over the bound since (a load admitted
-                    # over it meanwhile) is the restoration of that add, lease or
-                    # pin's end, never a second round of this one (I15).
-                    return
-        except Exception as error:  # restoring never fails the caller's operation
-            note_swallowed(
-                error, f"the cache's restoration of its bound ({self._bounds()}) stopped here"
-            )
-            self._restoration_failed(error)
-
-    def _restoration_failed(self, error: BaseException) -> None:
-        """A restoration stopped on ``error``: counted, and logged once per kind per minute."""
-        self._counters.increment("restoration_failures")
-        self._quiet.warning(
-            ("restore", type(error).__name__),
-            "could not bring the cache back within its bound (%s): %r; the models stay "
-            "loaded until the next lease or pin ends",
-            self._bounds(),
-            error,
-        )
-
-    def _wait_restoration_locked(self, deadline: float) -> None:
-        """Wait (lock held, released while waiting) for another restoration's evictions."""
-        remaining = _remaining(deadline)
-        if remaining <= 0 or not self._lru_changed.wait(remaining):
-            self._counters.increment("lock_timeouts")
-            raise LockTimeout(
-                "another restoration's evictions to end (this restoration gives up)",
-                self._queue_lock_timeout,
-            )
-
-    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
-        """Wait (lock held, released while waiting) for a slot or an eviction to change."""
-        remaining = _remaining(deadline)
-        if remaining <= 0 or not self._lru_changed.wait(remaining):
-            self._counters.increment("lock_timeouts")
-            raise LockTimeout(
-                f"a free slot for model {resolved_id!r} (the cache of {self._max_size} "
-                "is full of in-flight loads and evictions)",
-                self._queue_lock_timeout,
-            )
-
-    def _evict_for_memory(self, resolved_id: str, deadline: float) -> None:
-        while True:
-            fraction = self._measure_free_fraction()
-            if fraction is None or fraction >= self._memory_free_threshold:
-                return
-            if self._evict_memory_round(resolved_id, deadline) == 0:
-                self._quiet.warning(
-                    ("pressure", None),
-                    "memory pressure (free fraction %.3f < %.3f) but no model is evictable",
-                    fraction,
-                    self._memory_free_threshold,
-                )
-                return
-            self._release_memory()
-
-    def _evict_memory_round(self, resolved_id: str, deadline: float) -> int:
-        """Evict up to MEMORY_EVICTIONS_PER_ROUND models; skipped victims use no budget."""
-        evicted = 0
-        book, policy = self._book, self._policy
-        busy: str | None = None  # a victim found busy on the last pass (see _admit)
-        while evicted < MEMORY_EVICTIONS_PER_ROUND:
-            batch = object()
-            with self._lru_guard(deadline):
-                # One eviction at a time, and none while a load awaits its commit.
-                while book.evictions_undecided() or policy.committing():
-                    self._wait_locked(deadline, resolved_id)
-                leased = frozenset(self._manager.lease_counts())
-                victims = policy.memory_victims(
-                    MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
-                )
-                if busy not in victims:
-                    for victim in victims:
-                        book.choose(victim, None, batch)
-            if not victims:
-                break
-            if busy is not None and busy in victims:
-                self._await_lifecycle(busy)
-                busy = None
-                continue
-            try:
-                evicted += self._evict(victims, "evictions_memory", batch)
-            except _VictimBusy as error:
-                evicted += error.evicted
-                busy = error.victim
-        return evicted
-
-    def _await_lifecycle(self, victim: str) -> None:
-        """Wait, holding no choice, until no other thread holds ``victim``'s lifecycle.
-
-        For a victim found busy and chosen again: its holder's step (a use, a
-        pin, a removal) ends without us, so waiting for it here, with nothing
-        of ours undecided, is bounded by the manager's ``lock_timeout`` and
-        closes no cycle. The caller then decides afresh.
-        """
-        with self._manager.lifecycle(victim):
-            pass
+        """Bring the cache back within its bounds, never evicting ``exclude``
+        (:meth:`AdmissionControl.restore`; never raises)."""
+        self._admission.restore(exclude)
 
     def _evict(self, victims: list[str], cause: str, batch: object) -> int:
         """Unload ``victims`` (chosen as ``batch``) in order, outside the lock; return
@@ -1491,7 +958,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         for index, victim in enumerate(victims):
             try:
                 gone = self._evict_one(victim)
-            except _VictimBusy as busy:
+            except VictimBusy as busy:
                 # Never wait for a lifecycle while holding choices (I17): drop
                 # this batch's remaining ones; the caller decides again.
                 self._drop_choices(victims[index:], batch)
@@ -1520,7 +987,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         longer the least-recent evictable id at this commit (I15).
 
         The lifecycle is taken without waiting: if another thread holds it,
-        raises ``_VictimBusy`` with nothing changed. Waiting for it here,
+        raises ``VictimBusy`` with nothing changed. Waiting for it here,
         with this batch's choices undecided, closes a cycle when the holder
         waits for a lease whose owner's add waits for those choices (B17, I17).
         """
@@ -1543,9 +1010,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                 # add still holds room (the spec's failed admission holds none).
                 with self._lru_changed:  # a rollback: unbounded, like _forget
                     self._book.fail_unload(victim)
-                    ticket = self._batch_tickets.get(batch)
-                    if ticket is not None and ticket.holding:
-                        self._give_back_locked(ticket.resolved_id, ticket)
+                    self._admission.unload_failed_locked(batch)
                     self._lru_changed.notify_all()
                 raise
             self._forget(victim)
@@ -1553,13 +1018,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
 
     def _hold_victim(self, victim: str) -> AbstractContextManager[None]:
         """The victim's lifecycle, taken without waiting (``_evict_one``); raises
-        ``_VictimBusy``, nothing changed, when another thread holds it."""
+        ``VictimBusy``, nothing changed, when another thread holds it."""
         try_lifecycle = self._try_lifecycle
         if try_lifecycle is None:
             return self._manager.lifecycle(victim)
         held = try_lifecycle(victim)
         if held is None:
-            raise _VictimBusy(victim)
+            raise VictimBusy(victim)
         return held
 
     def _victim_gone(self, victim: str) -> bool:
@@ -1586,7 +1051,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         requester, batch = book.requester(victim), book.batch(victim)
         book.unchoose(victim)
         leased = frozenset(manager.lease_counts())
-        if not self._policy.still_chosen(victim, requester, leased):
+        admission = self._admission
+        exclude = admission.restoring_exclude  # a restoration's victim: its exclusion
+        if not admission.policy.still_chosen(victim, requester, leased, exclude):
             self._lru_changed.notify_all()
             return None
         book.choose(victim, requester, batch)
@@ -1628,8 +1095,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             payload = records.get(resolved_id, _LISTED) if records is not None else _LISTED
             self._book.commit(resolved_id, payload, weight)
             if self._weigher is not None:
-                self._estimates[resolved_id] = weight
-                self._maybe_over = True  # the estimate may have been low: _restore checks
+                self._admission.loaded_weight_locked(resolved_id, weight)
             if pin:
                 self._book.pin(resolved_id)
             self._lru_changed.notify_all()
@@ -1686,9 +1152,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         book = self._book
         while book.state(resolved_id) is _UNLOADING:
-            remaining = _remaining(deadline)
-            if remaining <= 0 or (
-                not self._lru_changed.wait(remaining) and book.state(resolved_id) is _UNLOADING
+            left = remaining(deadline)
+            if left <= 0 or (
+                not self._lru_changed.wait(left) and book.state(resolved_id) is _UNLOADING
             ):
                 self._counters.increment("lock_timeouts")
                 raise LockTimeout(
