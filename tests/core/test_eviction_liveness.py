@@ -82,6 +82,7 @@ class _Cache(WithFixedSizeCache):
         self._waits: dict[str, threading.Event] = {}
         self._lru_changed = _WatchedCondition(self._lru_lock, self.waiting)
         self._admission._changed = self._lru_changed
+        self._evictions._changed = self._lru_changed
 
     def waiting(self, name: str) -> threading.Event:
         """Set once thread ``name`` waits on the cache's condition or for a lifecycle."""

@@ -28,7 +28,7 @@ waits on the cache's condition. What it asks of the cache is
 :class:`AdmissionOwner`: the cache's extension points ``_evict`` (unload a
 batch), ``_restore`` and ``_admits_over_room_taken`` (so a known-bug variant
 that overrides one of them on the cache changes what admission does), the
-memory probe calls and the bounded lock.
+bounded lock.
 
 Extension points (one step each; a subclass is named by the cache's
 ``admission_class``, as ``policy_class`` names a policy): its public methods,
@@ -36,14 +36,17 @@ chiefly :meth:`AdmissionControl.admit` (the whole cold admission),
 :meth:`AdmissionControl.reserve_or_select_locked` (apply the policy's
 decisions until a slot is reserved or victims chosen),
 :meth:`AdmissionControl.restore` (evict back within the bounds),
-:meth:`AdmissionControl.evict_for_memory` and
-:meth:`AdmissionControl.evict_memory_round`.
+:meth:`AdmissionControl.evict_for_memory`,
+:meth:`AdmissionControl.evict_memory_round` and the probe calls
+(:meth:`AdmissionControl.measure_free_fraction`,
+:meth:`AdmissionControl.release_memory`).
 
 The interleavings each rule answers are in ``docs/cache-design.md``.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,6 +55,7 @@ from typing import ClassVar, Protocol
 
 from modelmanager._quiet_log import QuietLog
 from modelmanager.decorators._cache_book import CacheBook
+from modelmanager.decorators._cache_options import CacheOptions
 from modelmanager.decorators._cache_policy import (
     MEMORY_EVICTIONS_PER_ROUND,
     RESTORATION,
@@ -59,7 +63,7 @@ from modelmanager.decorators._cache_policy import (
     CapacityPolicy,
 )
 from modelmanager.errors import CacheFull, LockTimeout, attach_secondary, note_swallowed
-from modelmanager.protocols import ManagerLike
+from modelmanager.protocols import ManagerLike, MemoryProbe
 from modelmanager.statistics import Counters
 
 __all__ = ["AdmissionControl", "AdmissionOwner", "Ticket", "VictimBusy", "remaining"]
@@ -117,10 +121,6 @@ class AdmissionOwner(Protocol):
 
     def _admits_over_room_taken(self, resolved_id: str) -> bool: ...
 
-    def _measure_free_fraction(self) -> float | None: ...
-
-    def _release_memory(self) -> None: ...
-
 
 class AdmissionControl:
     """The admission state and steps of one cache (module doc). Not thread-safe by
@@ -160,13 +160,9 @@ class AdmissionControl:
         changed: threading.Condition,
         counters: Counters,
         quiet: QuietLog,
-        *,
-        max_size: int | None,
-        max_weight: int | None,
-        on_full: str,
-        wait_limit: float,
-        memory_free_threshold: float,
+        options: CacheOptions,
         estimates: Mapping[str, int],
+        memory_probe: Callable[[], MemoryProbe],
     ) -> None:
         self._owner = owner
         self._book = book
@@ -174,15 +170,15 @@ class AdmissionControl:
         self._changed = changed
         self._counters = counters
         self._quiet = quiet
-        self._max_size = max_size
-        self._max_weight = max_weight
-        self._on_full = on_full
-        self._timeout = wait_limit  # queue_lock_timeout: the bound of every wait here
-        self._threshold = memory_free_threshold
+        self._options = options
+        self._on_full = options.on_full
+        self._timeout = options.queue_lock_timeout  # the bound of every wait here
+        self._threshold = options.memory_free_threshold
+        self._memory_probe = memory_probe  # the cache's probe (made on first use)
         # The weight each id had when last loaded (the estimate for its next load).
         self._estimates: dict[str, int] = dict(estimates)
         self._policy = policy_class(
-            book, manager.__contains__, max_size, max_weight, self._estimates
+            book, manager.__contains__, options.max_size, options.max_weight, self._estimates
         )
         self._full_waiters = 0  # adds waiting for a lease or pin to end
         # id -> adds that hold its slot while still making room (their victims undecided).
@@ -220,10 +216,7 @@ class AdmissionControl:
 
     def bounds(self) -> str:
         """The bounds, as messages name them (``max_size=2, max_weight=8``)."""
-        parts = [] if self._max_size is None else [f"max_size={self._max_size}"]
-        if self._max_weight is not None:
-            parts.append(f"max_weight={self._max_weight}")
-        return ", ".join(parts)
+        return self._options.bounds()
 
     # -------------------------------------------------------- commit steps
 
@@ -509,7 +502,7 @@ class AdmissionControl:
         if left <= 0 or not self._changed.wait(left):
             self._counters.increment("lock_timeouts")
             raise LockTimeout(
-                f"a free slot for model {resolved_id!r} (the cache of {self._max_size} "
+                f"a free slot for model {resolved_id!r} (the cache of {self._options.max_size} "
                 "is full of in-flight loads and evictions)",
                 self._timeout,
             )
@@ -568,9 +561,8 @@ class AdmissionControl:
 
     def evict_for_memory(self, resolved_id: str, deadline: float) -> None:
         """Evict, round by round, while the probe reports less free memory than the threshold."""
-        owner = self._owner
         while True:
-            fraction = owner._measure_free_fraction()
+            fraction = self.measure_free_fraction()
             if fraction is None or fraction >= self._threshold:
                 return
             if self.evict_memory_round(resolved_id, deadline) == 0:
@@ -581,7 +573,31 @@ class AdmissionControl:
                     self._threshold,
                 )
                 return
-            owner._release_memory()
+            self.release_memory()
+
+    def measure_free_fraction(self) -> float | None:
+        """The probe's free fraction; None (no pressure) when the probe fails."""
+        try:
+            return self._memory_probe().free_fraction()
+        except Exception as error:
+            self._counters.increment("memory_probe_errors")
+            self._quiet.warning(
+                ("probe", type(error).__name__),
+                "memory probe failed (%r); treating it as no pressure",
+                error,
+            )
+            return None
+
+    def release_memory(self) -> None:
+        """Collect garbage and ask the probe to release cached memory (a failure is logged)."""
+        gc.collect()
+        try:
+            self._memory_probe().release_cache()
+        except Exception as error:
+            self._counters.increment("memory_probe_errors")
+            self._quiet.warning(
+                ("release", type(error).__name__), "memory probe release_cache() failed: %r", error
+            )
 
     def evict_memory_round(self, resolved_id: str, deadline: float) -> int:
         """Evict up to MEMORY_EVICTIONS_PER_ROUND models; skipped victims use no budget."""

@@ -82,43 +82,33 @@ forwards ``try_lifecycle``.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
 from modelmanager._quiet_log import QuietLog
-from modelmanager._validation import (
-    abbreviate_ids,
-    check_alias,
-    check_api_key,
-    check_bool,
-    check_choice,
-    check_fraction,
-    check_memory_probe,
-    check_model_id,
-    check_positive_int,
-    check_timeout,
-    check_weight,
-)
-from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy, remaining
+from modelmanager._validation import check_alias, check_api_key, check_bool, check_model_id
+from modelmanager.decorators._cache_admission import AdmissionControl, remaining
 from modelmanager.decorators._cache_book import CacheBook, IdState
+from modelmanager.decorators._cache_eviction import Evictions
+from modelmanager.decorators._cache_options import (
+    FULL_POLICIES,
+    CacheOptions,
+    FullPolicy,
+    Weigher,
+    adoptable,
+    weigh,
+)
 from modelmanager.decorators._cache_policy import MEMORY_EVICTIONS_PER_ROUND, CapacityPolicy
 from modelmanager.decorators.base import ModelManagerDecorator
-from modelmanager.errors import (
-    InvalidArgument,
-    InvalidArgumentType,
-    LockTimeout,
-    ModelNotFound,
-    attach_secondary,
-)
-from modelmanager.link import TryLifecycle, WarmHit, WarmView, clear_each
+from modelmanager.errors import LockTimeout, ModelNotFound, attach_secondary
+from modelmanager.link import InnerLink, WarmHit, WarmView, clear_each
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
 from modelmanager.records import ModelDescription
@@ -135,15 +125,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-FullPolicy = Literal["wait", "proceed", "refuse"]
-"""What a cold add does when every registered model is pinned or leased."""
-
-FULL_POLICIES: tuple[str, ...] = ("wait", "proceed", "refuse")
-"""The accepted values of ``on_full``; the first is the default."""
-
-Weigher = Callable[[str, Model], int]
-"""``weigher(resolved_id, model) -> int >= 0``: a loaded model's weight (e.g. bytes)."""
 
 _UNLOADING = IdState.UNLOADING
 
@@ -208,56 +189,33 @@ class _LRUGuard:
             lock.release()
 
 
-def _adoptable(
-    manager: ManagerLike, max_size: int | None, max_weight: int | None, weigher: Weigher | None
-) -> tuple[list[str], list[int]]:
-    """The models ``manager`` already holds, and their weights, to adopt (B20).
+def _weigh_or_unload(manager: ManagerLike, weigher: Weigher, resolved_id: str) -> int:
+    """The weight of the model just loaded (id's lifecycle held, not committed yet).
 
-    Returned in the inner layer's registration order (least recent first).
-    Raises :class:`InvalidArgument`, nothing changed, when they do not fit
-    ``max_size`` or ``max_weight``: a constructor never unloads anything.
+    A weigher that raises or answers anything but an int >= 0 fails the
+    add: the model is unloaded again (nobody saw it at this layer) and
+    the weigher's error (or :class:`InvalidArgument`) raised.
     """
-    held = manager.keys()
-    if max_size is not None and len(held) > max_size:
-        raise InvalidArgument(
-            f"WithFixedSizeCache(max_size={max_size}) over a manager that already holds "
-            f"{len(held)} models ({abbreviate_ids(held)}): remove some from it first "
-            f"(manager.remove(id)) or pass max_size >= {len(held)}"
-        )
-    weights = [_weigh(weigher, rid, manager[rid]) for rid in held] if weigher else [0] * len(held)
-    if max_weight is not None and sum(weights) > max_weight:
-        raise InvalidArgument(
-            f"WithFixedSizeCache(max_weight={max_weight}) over a manager that already holds "
-            f"{len(held)} models weighing {sum(weights)} ({abbreviate_ids(held)}): remove "
-            f"some from it first (manager.remove(id)) or pass max_weight >= {sum(weights)}"
-        )
-    return held, weights
+    try:
+        return weigh(weigher, resolved_id, manager[resolved_id])
+    except BaseException as error:
+        try:
+            manager.remove(resolved_id, delete_from_disk=False)
+        except BaseException as secondary:  # keep the weigher's error (I16)
+            attach_secondary(error, secondary, f"unloading {resolved_id!r} again")
+        raise
 
 
-def _check_weighing(max_size: int | None, max_weight: int | None, weigher: object) -> None:
-    """A weight bound needs a weigher and the reverse; some bound is needed."""
-    if weigher is not None and not callable(weigher):
-        raise InvalidArgumentType(
-            f"weigher must be a callable weigher(resolved_id, model) -> int "
-            f"(got {weigher!r} of type {type(weigher).__name__})"
-        )
-    if (max_weight is None) != (weigher is None):
-        missing = "weigher" if weigher is None else "max_weight"
-        raise InvalidArgument(
-            f"max_weight and weigher go together (got max_weight={max_weight!r} and "
-            f"weigher={weigher!r}): pass {missing}= too, e.g. "
-            "max_weight=8 * 2**30, weigher=torch_parameter_bytes"
-        )
-    if max_size is None and max_weight is None:
-        raise InvalidArgument(
-            "max_size=None bounds the cache by weight only: pass max_weight= and weigher= "
-            "too, or a max_size"
-        )
-
-
-def _weigh(weigher: Weigher, resolved_id: str, model: Model) -> int:
-    """``weigher(resolved_id, model)``, checked: an int >= 0 (InvalidArgument otherwise)."""
-    return check_weight(weigher(resolved_id, model), f"weigher({resolved_id!r}, model)")
+def _warm_steps(
+    link: InnerLink, lock: object, fast_add: bool
+) -> tuple[Mapping[str, Any] | None, WarmHit | None, bool]:
+    """The warm path's inner steps (module doc): the inner records when the cache
+    shares the inner manager's state lock, the inner warm step, and whether
+    ``add_model`` takes the warm path at all (only while ``fast_add``)."""
+    view = link.warm_view
+    records = view.records if view is not None and lock is view.lock else None
+    inner_hit = link.warm_hit if records is None and fast_add else None
+    return records, inner_hit, fast_add and (records is not None or inner_hit is not None)
 
 
 class _CacheLease:
@@ -363,9 +321,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             "_hold_victim",
             "_joined_hit",
             "_load",
-            "_measure_free_fraction",
             "_notify_slot_freed",
-            "_release_memory",
             "_release_slot",
             "_restore",
             "_rollback_eviction",
@@ -409,25 +365,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
         weigher: Weigher | None = None,
         delete_evicted_from_disk: bool = False,
     ) -> None:
-        size = None if max_size is None else check_positive_int(max_size, "max_size")
-        check_bool(delete_evicted_from_disk, "delete_evicted_from_disk")
-        threshold = check_fraction(memory_free_threshold, "memory_free_threshold")
-        queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
-        probe = check_memory_probe(memory_probe) if memory_probe is not None else None
-        full = check_choice(on_full, "on_full", FULL_POLICIES)
-        weight_bound = None if max_weight is None else check_positive_int(max_weight, "max_weight")
-        _check_weighing(size, weight_bound, weigher)
+        options = CacheOptions.validated(
+            max_size=max_size,
+            max_weight=max_weight,
+            weigher=weigher,
+            on_full=on_full,
+            queue_lock_timeout=queue_lock_timeout,
+            memory_free_threshold=memory_free_threshold,
+            memory_probe=memory_probe,
+            delete_evicted_from_disk=delete_evicted_from_disk,
+        )
         super().__init__(manager)
-        adopted, adopted_weights = _adoptable(self._manager, size, weight_bound, weigher)
-        self._max_size = size
-        self._max_weight = weight_bound
-        self._weigher = weigher
-        self._on_full = full
-        self._delete_evicted_from_disk = delete_evicted_from_disk
-        self._quiet = QuietLog(logger)
-        self._memory_free_threshold = threshold
-        self._queue_lock_timeout = queue_timeout
-        self._memory_probe: MemoryProbe | None = probe
+        adopted, adopted_weights = adoptable(self._manager, options)
+        self._options = options
+        self._weigher = options.weigher
+        self._queue_lock_timeout = options.queue_lock_timeout
+        self._memory_probe: MemoryProbe | None = options.memory_probe
         self._counters = Counters()
         # The seam to the inner layer (modelmanager.link), asked once.
         link = self._manager.inner_link()
@@ -443,30 +396,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._manager,
             self._lru_changed,
             self._counters,
-            self._quiet,
-            max_size=size,
-            max_weight=weight_bound,
-            on_full=full,
-            wait_limit=queue_timeout,
-            memory_free_threshold=threshold,
-            estimates=dict(zip(adopted, adopted_weights, strict=True)),
+            QuietLog(logger),
+            options,
+            dict(zip(adopted, adopted_weights, strict=True)),
+            lambda: self.memory_probe,
         )
-        # Takes a victim's lifecycle without waiting (None: the stack has no such
-        # step, and an eviction waits for the lifecycle as a remove does).
-        self._try_lifecycle: TryLifecycle | None = link.try_lifecycle
+        self._evictions = Evictions(
+            self,
+            self._book,
+            self._admission,
+            self._manager,
+            self._lru_changed,
+            self._counters,
+            link.try_lifecycle,
+            options,
+        )
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
-        self._records: Mapping[str, Any] | None = None
-        self._inner_warm_hit: WarmHit | None = None
-        self._warm_on = False
-        if view is not None and self._lru_lock is view.lock:
-            self._records = view.records
-        if self._fast_add:
-            if self._records is not None:
-                self._warm_on = True
-            elif (inner_hit := link.warm_hit) is not None:
-                self._inner_warm_hit = inner_hit
-                self._warm_on = True
+        self._records, self._inner_warm_hit, self._warm_on = _warm_steps(
+            link, self._lru_lock, self._fast_add
+        )
         records = self._records
         self._book.adopt(
             adopted,
@@ -481,22 +430,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
     @property
     def max_size(self) -> int | None:
         """The capacity, in models (None: bounded by weight only)."""
-        return self._max_size
+        return self._options.max_size
 
     @property
     def max_weight(self) -> int | None:
         """The capacity, in weight (None: bounded by count only)."""
-        return self._max_weight
+        return self._options.max_weight
 
     @property
     def on_full(self) -> FullPolicy:
         """What a cold add does when every model is pinned or leased."""
-        return self._on_full  # type: ignore[return-value]
+        return self._options.on_full  # type: ignore[return-value]
 
     @property
     def memory_free_threshold(self) -> float:
         """Free-memory fraction below which cold adds evict (0 disables)."""
-        return self._memory_free_threshold
+        return self._options.memory_free_threshold
 
     @property
     def queue_lock_timeout(self) -> float:
@@ -506,7 +455,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
     @property
     def delete_evicted_from_disk(self) -> bool:
         """What an eviction passes as the victim's ``delete_from_disk``."""
-        return self._delete_evicted_from_disk
+        return self._options.delete_evicted_from_disk
 
     @property
     def memory_probe(self) -> MemoryProbe:
@@ -806,7 +755,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
             book = self._book
             if book.marks and book.state(model_id) is _UNLOADING:
                 # Its eviction is fixed: this use is ordered after it (module doc).
-                self._await_unload_locked(model_id, time.monotonic() + self._queue_lock_timeout)
+                self._evictions.await_unload_locked(
+                    model_id, time.monotonic() + self._queue_lock_timeout
+                )
             book.use(model_id)
         finally:
             lock.release()
@@ -814,8 +765,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def __repr__(self) -> str:
         lru, pins, in_flight = self.lru_order(), sorted(self.pinned()), self.in_flight_loads()
         return (
-            f"{type(self).__name__}(max_size={self._max_size}, lru={lru!r}, pinned={pins!r}, "
-            f"in_flight_loads={in_flight}, memory_free_threshold={self._memory_free_threshold:g}, "
+            f"{type(self).__name__}(max_size={self.max_size}, lru={lru!r}, pinned={pins!r}, "
+            f"in_flight_loads={in_flight}, memory_free_threshold={self.memory_free_threshold:g}, "
             f"manager={self._manager!r})"
         )
 
@@ -866,7 +817,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         holding_slot = False
                         self._commit_load(resolved_id, request.pin)
                     else:
-                        weight = self._weigh_loaded(resolved_id)
+                        weight = _weigh_or_unload(self._manager, self._weigher, resolved_id)
                         holding_slot = False
                         self._commit_load(resolved_id, request.pin, weight)
                 return after_load(resolved_id) if after_load is not None else None
@@ -883,23 +834,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             # back during an eviction this add waited for): bring it back,
             # never evicting what this add just loaded.
             self._restore(exclude=resolved_id)
-
-    def _weigh_loaded(self, resolved_id: str) -> int:
-        """The weight of the model just loaded (id's lifecycle held, not committed yet).
-
-        A weigher that raises or answers anything but an int >= 0 fails the
-        add: the model is unloaded again (nobody saw it at this layer) and
-        the weigher's error (or :class:`InvalidArgument`) raised.
-        """
-        assert self._weigher is not None
-        try:
-            return _weigh(self._weigher, resolved_id, self._manager[resolved_id])
-        except BaseException as error:
-            try:
-                self._manager.remove(resolved_id, delete_from_disk=False)
-            except BaseException as secondary:  # keep the weigher's error (I16)
-                attach_secondary(error, secondary, f"unloading {resolved_id!r} again")
-            raise
 
     def _warm_hit(self, resolved_id: str, request: _AddRequest) -> bool:
         if resolved_id not in self._manager:
@@ -951,140 +885,25 @@ class WithFixedSizeCache(ModelManagerDecorator):
         (:meth:`AdmissionControl.restore`; never raises)."""
         self._admission.restore(exclude)
 
+    # The eviction steps (each one call of Evictions, module doc).
+
     def _evict(self, victims: list[str], cause: str, batch: object) -> int:
-        """Unload ``victims`` (chosen as ``batch``) in order, outside the lock; return
-        how many went."""
-        evicted = 0
-        for index, victim in enumerate(victims):
-            try:
-                gone = self._evict_one(victim)
-            except VictimBusy as busy:
-                # Never wait for a lifecycle while holding choices (I17): drop
-                # this batch's remaining ones; the caller decides again.
-                self._drop_choices(victims[index:], batch)
-                busy.evicted = evicted
-                raise
-            except BaseException as error:
-                self._counters.increment("eviction_failures")
-                try:
-                    self._rollback_eviction(victims[index:], batch)
-                except BaseException as secondary:  # keep the eviction's error (I16)
-                    attach_secondary(error, secondary, "rolling back a failed eviction")
-                raise
-            if gone:
-                evicted += 1
-                self._counters.increment(cause)
-            else:
-                self._rollback_eviction([victim], batch)
-        return evicted
+        return self._evictions.evict(victims, cause, batch)
 
     def _evict_one(self, victim: str) -> bool:
-        """Unload one chosen victim under its lifecycle; False if it must be skipped.
-
-        Skipped (nothing unloaded): removed since it was chosen (or behind
-        the cache's back: its stale entry goes), rescued by a use, pinned or
-        leased meanwhile, or, for a capacity victim, no longer needed or no
-        longer the least-recent evictable id at this commit (I15).
-
-        The lifecycle is taken without waiting: if another thread holds it,
-        raises ``VictimBusy`` with nothing changed. Waiting for it here,
-        with this batch's choices undecided, closes a cycle when the holder
-        waits for a lease whose owner's add waits for those choices (B17, I17).
-        """
-        manager = self._manager
-        with self._hold_victim(victim):
-            if self._victim_gone(victim):
-                self._forget(victim)
-                return False
-            with self._lru_changed:
-                batch = self._confirm_victim_locked(victim)
-                if batch is None:
-                    return False
-            try:
-                manager.remove(victim, delete_from_disk=self._delete_evicted_from_disk)
-            except BaseException:
-                # Still under the victim's lifecycle: nobody sees it UNLOADING
-                # once the unload is known to have failed (I6: same position).
-                # The add that chose it fails with this error: its slot goes in
-                # the same step, so nobody sees the victim back while the failed
-                # add still holds room (the spec's failed admission holds none).
-                with self._lru_changed:  # a rollback: unbounded, like _forget
-                    self._book.fail_unload(victim)
-                    self._admission.unload_failed_locked(batch)
-                    self._lru_changed.notify_all()
-                raise
-            self._forget(victim)
-            return True
+        return self._evictions.evict_one(victim)
 
     def _hold_victim(self, victim: str) -> AbstractContextManager[None]:
-        """The victim's lifecycle, taken without waiting (``_evict_one``); raises
-        ``VictimBusy``, nothing changed, when another thread holds it."""
-        try_lifecycle = self._try_lifecycle
-        if try_lifecycle is None:
-            return self._manager.lifecycle(victim)
-        held = try_lifecycle(victim)
-        if held is None:
-            raise VictimBusy(victim)
-        return held
+        return self._evictions.hold_victim(victim)
 
     def _victim_gone(self, victim: str) -> bool:
-        """Whether a chosen victim is no longer registered (its lifecycle held)."""
-        return victim not in self._manager
+        return victim not in self._manager  # no longer registered (lifecycle held)
 
     def _confirm_victim_locked(self, victim: str) -> object | None:
-        """Commit a chosen victim to its unload (UNLOADING), lock and lifecycle held.
-
-        Returns the eviction batch that chose it, or None, nothing committed,
-        when it must be skipped: rescued by a use, pinned or leased meanwhile,
-        or no longer chosen by the policy's revalidation (I15). Pins and leases
-        are only added while holding the victim's lifecycle, so the answer
-        holds until the unload is done.
-        """
-        book, manager = self._book, self._manager
-        if (
-            not book.chosen(victim)  # rescued by a use since chosen
-            or victim in book.pins
-            or manager.lease_counts().get(victim, 0)
-        ):
-            return None
-        # Revalidate the choice as if made now (CapacityPolicy.still_chosen).
-        requester, batch = book.requester(victim), book.batch(victim)
-        book.unchoose(victim)
-        leased = frozenset(manager.lease_counts())
-        admission = self._admission
-        exclude = admission.restoring_exclude  # a restoration's victim: its exclusion
-        if not admission.policy.still_chosen(victim, requester, leased, exclude):
-            self._lru_changed.notify_all()
-            return None
-        book.choose(victim, requester, batch)
-        book.start_unload(victim)
-        return batch
+        return self._evictions.confirm_victim_locked(victim)
 
     def _rollback_eviction(self, victims: list[str], batch: object) -> None:
-        # Victims never left their LRU positions; only this batch's marks go. A victim
-        # may have been rescued and chosen again by a newer eviction meanwhile (nothing
-        # was undecided once ours failed): its marks are that eviction's, not ours.
-        with self._lru_changed:
-            book = self._book
-            for victim in victims:
-                if not book.owned_by(victim, batch):
-                    continue
-                if book.state(victim) is _UNLOADING:
-                    book.fail_unload(victim)
-                else:
-                    book.unchoose(victim)
-            self._lru_changed.notify_all()
-
-    def _drop_choices(self, victims: list[str], batch: object) -> None:
-        # Only choices: an UNLOADING mark of this batch was committed by the
-        # eviction that holds the victim's lifecycle now (it re-chose the victim
-        # after a rescue), and that unload resolves its own mark.
-        with self._lru_changed:
-            book = self._book
-            for victim in victims:
-                if book.owned_by(victim, batch) and book.chosen(victim):
-                    book.unchoose(victim)
-            self._lru_changed.notify_all()
+        self._evictions.rollback(victims, batch)
 
     def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
         # Commit steps wait without a bound: the model is already loaded, so a
@@ -1114,53 +933,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._book.forget(resolved_id)
             self._lru_changed.notify_all()
 
-    def _measure_free_fraction(self) -> float | None:
-        try:
-            return self.memory_probe.free_fraction()
-        except Exception as error:
-            self._counters.increment("memory_probe_errors")
-            self._quiet.warning(
-                ("probe", type(error).__name__),
-                "memory probe failed (%r); treating it as no pressure",
-                error,
-            )
-            return None
-
-    def _release_memory(self) -> None:
-        gc.collect()
-        try:
-            self.memory_probe.release_cache()
-        except Exception as error:
-            self._counters.increment("memory_probe_errors")
-            self._quiet.warning(
-                ("release", type(error).__name__), "memory probe release_cache() failed: %r", error
-            )
-
     # ------------------------------------------------------------- helpers
 
     def _await_unload(self, resolved_id: str) -> None:
         """Wait (bounded) until ``resolved_id`` is no committed eviction victim."""
         deadline = time.monotonic() + self._queue_lock_timeout
         with self._lru_guard(deadline):
-            self._await_unload_locked(resolved_id, deadline)
-
-    def _await_unload_locked(self, resolved_id: str, deadline: float) -> None:
-        """Wait (lock held, released while waiting) for the unload of a committed victim.
-
-        Ends when the eviction's ``_forget`` (it went) or rollback (it stayed)
-        has run; both notify. Raises :class:`LockTimeout` at ``deadline``.
-        """
-        book = self._book
-        while book.state(resolved_id) is _UNLOADING:
-            left = remaining(deadline)
-            if left <= 0 or (
-                not self._lru_changed.wait(left) and book.state(resolved_id) is _UNLOADING
-            ):
-                self._counters.increment("lock_timeouts")
-                raise LockTimeout(
-                    f"the eviction of model {resolved_id!r} (its unload is in progress)",
-                    self._queue_lock_timeout,
-                )
+            self._evictions.await_unload_locked(resolved_id, deadline)
 
     def _lru_guard(self, deadline: float | None = None) -> _LRUGuard:
         """Hold the book's lock, waiting at most until ``deadline`` (or the queue timeout)."""
