@@ -54,8 +54,7 @@ from contextlib import AbstractContextManager
 from typing import ClassVar, Protocol
 
 from modelmanager._quiet_log import QuietLog
-from modelmanager.decorators._cache_book import CacheBook
-from modelmanager.decorators._cache_options import CacheOptions
+from modelmanager.decorators._cache_options import CacheParts
 from modelmanager.decorators._cache_policy import (
     MEMORY_EVICTIONS_PER_ROUND,
     RESTORATION,
@@ -63,8 +62,7 @@ from modelmanager.decorators._cache_policy import (
     CapacityPolicy,
 )
 from modelmanager.errors import CacheFull, LockTimeout, attach_secondary, note_swallowed
-from modelmanager.protocols import ManagerLike, MemoryProbe
-from modelmanager.statistics import Counters
+from modelmanager.protocols import MemoryProbe
 
 __all__ = ["AdmissionControl", "AdmissionOwner", "Ticket", "VictimBusy", "remaining"]
 
@@ -154,22 +152,19 @@ class AdmissionControl:
     def __init__(  # noqa: PLR0917 - the collaborators of one cache, wired once
         self,
         owner: AdmissionOwner,
-        book: CacheBook,
+        parts: CacheParts,
         policy_class: Callable[..., CapacityPolicy],
-        manager: ManagerLike,
-        changed: threading.Condition,
-        counters: Counters,
         quiet: QuietLog,
-        options: CacheOptions,
         estimates: Mapping[str, int],
         memory_probe: Callable[[], MemoryProbe],
     ) -> None:
         self._owner = owner
-        self._book = book
-        self._manager = manager
-        self._changed = changed
-        self._counters = counters
+        self._book = book = parts.book
+        self._manager = manager = parts.manager
+        self._changed = parts.changed
+        self._counters = parts.counters
         self._quiet = quiet
+        options = parts.options
         self._options = options
         self._on_full = options.on_full
         self._timeout = options.queue_lock_timeout  # the bound of every wait here

@@ -207,6 +207,16 @@ class CacheBook:
         """Listed ids whose unload or removal runs (UNLOADING, REMOVING); O(marks)."""
         return (rid for rid, mark in self.marks.items() if mark.state is not _EVICTING)
 
+    def listed_among(self, resolved_ids: Iterable[str]) -> list[str]:
+        """The listed ids among ``resolved_ids``, in their order (O(len(resolved_ids)))."""
+        lru = self.lru
+        return [resolved_id for resolved_id in resolved_ids if resolved_id in lru]
+
+    def order_and_leaving(self) -> tuple[list[str], frozenset[str]]:
+        """The listed ids, least recently used first, and those of them whose unload
+        or removal runs (UNLOADING, REMOVING): copies (O(n))."""
+        return list(self.lru), frozenset(self.leaving())
+
     def order(self) -> list[str]:
         """The listed ids, least recently used first (a copy; O(n))."""
         return list(self.lru)

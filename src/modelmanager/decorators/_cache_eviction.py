@@ -23,15 +23,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy, remaining
-from modelmanager.decorators._cache_book import CacheBook, IdState
-from modelmanager.decorators._cache_options import CacheOptions
+from modelmanager.decorators._cache_book import IdState
+from modelmanager.decorators._cache_options import CacheParts
 from modelmanager.errors import LockTimeout, attach_secondary
 from modelmanager.link import TryLifecycle
-from modelmanager.protocols import ManagerLike
-from modelmanager.statistics import Counters
 
 if TYPE_CHECKING:
-    import threading
+    pass
 
 __all__ = ["EvictionOwner", "Evictions"]
 
@@ -57,23 +55,20 @@ class EvictionOwner(Protocol):
 class Evictions:
     """The eviction steps of one cache (module doc); state lives in the book."""
 
-    def __init__(  # noqa: PLR0917 - the collaborators of one cache, wired once
+    def __init__(
         self,
         owner: EvictionOwner,
-        book: CacheBook,
+        parts: CacheParts,
         admission: AdmissionControl,
-        manager: ManagerLike,
-        changed: threading.Condition,
-        counters: Counters,
         try_lifecycle: TryLifecycle | None,
-        options: CacheOptions,
     ) -> None:
+        options = parts.options
         self._owner = owner
-        self._book = book
+        self._book = parts.book
         self._admission = admission
-        self._manager = manager
-        self._changed = changed
-        self._counters = counters
+        self._manager = parts.manager
+        self._changed = parts.changed
+        self._counters = parts.counters
         # Takes a victim's lifecycle without waiting (None: the stack has no such
         # step, and an eviction waits for the lifecycle as a remove does).
         self._try_lifecycle = try_lifecycle

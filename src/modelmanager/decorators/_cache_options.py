@@ -1,15 +1,18 @@
-"""The cache's options: validated once, read by the cache, its admission and its evictions.
+"""The cache's configuration: validated options, and the parts its helpers share.
 
 :meth:`CacheOptions.validated` checks the constructor's keywords of
 :class:`~modelmanager.WithFixedSizeCache` (the errors it documents, raised
-before anything is built) and returns them frozen. The weight helpers
-(:func:`weigh`, :func:`adoptable`) check what a weigher answers.
+before anything is built) and returns them frozen; :class:`CacheParts` is
+what the cache hands its admission and its evictions (the book, the inner
+layer, the condition on the bookkeeping lock, the counters, the options).
+The weight helpers (:func:`weigh`, :func:`adoptable`) check what a weigher
+answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
@@ -23,10 +26,23 @@ from modelmanager._validation import (
     check_timeout,
     check_weight,
 )
+from modelmanager.decorators._cache_book import CacheBook
 from modelmanager.errors import InvalidArgument, InvalidArgumentType
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
+from modelmanager.statistics import Counters
 
-__all__ = ["FULL_POLICIES", "CacheOptions", "FullPolicy", "Weigher", "adoptable", "weigh"]
+if TYPE_CHECKING:
+    import threading
+
+__all__ = [
+    "FULL_POLICIES",
+    "CacheOptions",
+    "CacheParts",
+    "FullPolicy",
+    "Weigher",
+    "adoptable",
+    "weigh",
+]
 
 FullPolicy = Literal["wait", "proceed", "refuse"]
 """What a cold add does when every registered model is pinned or leased."""
@@ -91,6 +107,18 @@ class CacheOptions:
         if self.max_weight is not None:
             parts.append(f"max_weight={self.max_weight}")
         return ", ".join(parts)
+
+
+@attrs.frozen
+class CacheParts:
+    """What one cache shares with its admission and evictions (wired once)."""
+
+    book: CacheBook
+    manager: ManagerLike
+    changed: threading.Condition
+    """The condition on the bookkeeping lock."""
+    counters: Counters
+    options: CacheOptions
 
 
 def _check_weighing(max_size: int | None, max_weight: int | None, weigher: object) -> None:

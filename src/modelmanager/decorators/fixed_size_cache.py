@@ -72,6 +72,13 @@ forwards ``try_lifecycle``.
 # (_commit_load, _forget, rollbacks), where a timeout could only report a
 # success as a failure (B16).
 #
+# The observers answer from the committed view: an id is loaded here while it
+# is listed *and* registered in the inner layer, so a cold load shows at its
+# commit and a removal at the inner unregistration, each one instant, together
+# with the LRU position. Introspection (pinned, weights, in_flight_loads) takes
+# no lock: each read is an atomic copy, so it never blocks or times out and is
+# safe from invariant checks at any point of another thread's operation.
+#
 # An id is loaded at this layer while it is listed in the book and registered
 # inside: a cold load takes effect at its commit, a removal at the inner
 # unregistration. Evictions are chosen under the lock and unloaded outside it,
@@ -100,6 +107,7 @@ from modelmanager.decorators._cache_eviction import Evictions
 from modelmanager.decorators._cache_options import (
     FULL_POLICIES,
     CacheOptions,
+    CacheParts,
     FullPolicy,
     Weigher,
     adoptable,
@@ -155,6 +163,32 @@ class _AddRequest:
         return self.model_id_alias if self.model_id_alias is not None else self.model_id
 
 
+_EXTENSION_POINTS = frozenset(
+    {
+        "_add",
+        "_admit",
+        "_admits_over_room_taken",
+        "_bookkeeping_lock",
+        "_commit_load",
+        "_confirm_victim_locked",
+        "_evict",
+        "_evict_one",
+        "_forget",
+        "_hold_victim",
+        "_joined_hit",
+        "_load",
+        "_notify_slot_freed",
+        "_release_slot",
+        "_restore",
+        "_rollback_eviction",
+        "_victim_gone",
+        "_warm_hit",
+    }
+)
+"""The cache's extension points (module doc): the private names a known-bug variant
+may override, each one step."""
+
+
 _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
 
@@ -207,11 +241,14 @@ def _weigh_or_unload(manager: ManagerLike, weigher: Weigher, resolved_id: str) -
 
 
 def _warm_steps(
-    link: InnerLink, lock: object, fast_add: bool
+    link: InnerLink, lock: object, cls: type[WithFixedSizeCache]
 ) -> tuple[Mapping[str, Any] | None, WarmHit | None, bool]:
     """The warm path's inner steps (module doc): the inner records when the cache
     shares the inner manager's state lock, the inner warm step, and whether
-    ``add_model`` takes the warm path at all (only while ``fast_add``)."""
+    ``add_model`` takes the warm path at all: only while ``cls`` keeps every step
+    it stands in for (``_FAST_ADD_STEPS``)."""
+    base = WithFixedSizeCache
+    fast_add = all(getattr(cls, step) is getattr(base, step) for step in _FAST_ADD_STEPS)
     view = link.warm_view
     records = view.records if view is not None and lock is view.lock else None
     inner_hit = link.warm_hit if records is None and fast_add else None
@@ -252,30 +289,47 @@ class _CacheLease:
             cache._restore()
 
 
+def _check_add_arguments(
+    model_id: object, api_key: object, model_id_alias: object, pin: object
+) -> None:
+    """The arguments of an add, checked (the documented errors)."""
+    check_model_id(model_id)
+    check_api_key(api_key)
+    check_alias(model_id_alias)
+    check_bool(pin, "pin")
+
+
+@contextmanager
+def _acquired(cache: WithFixedSizeCache, request: _AddRequest) -> Iterator[Model]:
+    """:meth:`WithFixedSizeCache.acquire`: the add, and a lease taken under the id's
+    lifecycle right after the load (held until the block ends)."""
+    with ExitStack() as stack:
+
+        def take_lease(resolved_id: str) -> Model:
+            return stack.enter_context(_CacheLease(cache, cache._manager.lease(resolved_id)))
+
+        model = cache._add(request, take_lease)
+        assert model is not None  # take_lease always returns the model
+        yield model
+
+
 class WithFixedSizeCache(ModelManagerDecorator):
     """Keeps at most ``max_size`` models loaded, evicting the least recently used.
-
-    A manager that already holds models is adopted: they enter the LRU in
-    its registration order (least recent first) when they fit ``max_size``;
-    when they do not, the constructor raises :class:`InvalidArgument` and
-    changes nothing (remove some first, or raise ``max_size``). Build the
-    cache before the inner manager is shared with other threads: a load or
-    removal running on it during the constructor is not adopted reliably.
 
     Thread-safe. Two bounds, either or both: ``max_size`` models (None: no
     count bound) and ``max_weight``, the sum of the models' weights as
     ``weigher(resolved_id, model)`` reports them after each load (e.g.
-    :func:`~modelmanager.torch_parameter_bytes`, or a size the registry
-    supplies). Pinned and leased models are never evicted.
+    :func:`~modelmanager.torch_parameter_bytes`). Pinned and leased models
+    are never evicted. A manager that already holds models is adopted (they
+    enter the LRU in its registration order) when they fit the bounds; else
+    the constructor raises :class:`InvalidArgument`, nothing changed. Build
+    the cache before the inner manager is shared with other threads.
 
     An eviction (for capacity or memory) unloads its victim with
-    ``clear_cache(delete_from_disk=delete_evicted_from_disk)``: False (the
-    default) keeps the weights on disk for a later reload; True deletes them,
-    as an explicit ``remove`` does by default. A bool; anything else raises
-    :class:`InvalidArgumentType` here.
-
-    A full cache (every registered model pinned or leased) answers a cold
-    add by ``on_full``:
+    ``clear_cache(delete_from_disk=delete_evicted_from_disk)`` (False, the
+    default, keeps the weights on disk; a bool, else
+    :class:`InvalidArgumentType`). A full cache (every registered model
+    pinned or leased) answers a cold add by ``on_full``:
 
     * ``"wait"`` (the default): wait, bounded by ``queue_lock_timeout``, for
       a lease to be given back or a model unpinned, then evict and load; on
@@ -286,49 +340,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
     * ``"refuse"``: raise :class:`CacheFull` at once, nothing changed.
 
     A model heavier than ``max_weight`` alone is loaded alone (everything
-    evictable goes first) whatever the policy: no lease or pin ending would
-    make room for it. Under "wait" and "refuse" the bound is a safety
-    property: those two cases (and a load heavier than its weight estimate,
-    until the restoration at its end) are the only ways over it.
-
-    An add over the bound is counted (``pinned_overflow``) and logged once
-    per id per minute. The bound comes back by itself: when a lease is given
-    back through this cache, a model unpinned or a load committed, the cache
-    evicts least-recent unpinned unleased models until it is within its
-    bounds again (``evictions_restore``).
+    evictable goes first) whatever the policy. Under "wait" and "refuse" the
+    bound is a safety property: those two cases (and a load heavier than its
+    weight estimate, until the restoration at its end) are the only ways
+    over it. An add over the bound is counted (``pinned_overflow``) and
+    logged once per id per minute; when a lease is given back through this
+    cache, a model unpinned or a load committed, the cache evicts
+    least-recent evictable models until it is within its bounds again
+    (``evictions_restore``).
 
     With ``memory_free_threshold > 0``, a cold add first evicts while
     ``memory_probe.free_fraction()`` is below the threshold. Waits on the
-    LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
-    raise :class:`LockTimeout` with nothing changed. ``queue_lock_timeout`` is
-    a real number in [0, ``threading.TIMEOUT_MAX``]; anything else raises
-    :class:`InvalidArgument` / :class:`InvalidArgumentType` here, as do a bad
-    ``on_full``, ``max_weight`` without ``weigher`` (or the reverse) and
-    ``max_size=None`` without ``max_weight``.
+    LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` (a
+    real number in [0, ``threading.TIMEOUT_MAX``]) and raise
+    :class:`LockTimeout` with nothing changed. Bad arguments (also
+    ``max_weight`` without ``weigher`` or the reverse, ``max_size=None``
+    without ``max_weight``) raise :class:`InvalidArgument` /
+    :class:`InvalidArgumentType` here.
     """
 
-    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_add",
-            "_admit",
-            "_admits_over_room_taken",
-            "_bookkeeping_lock",
-            "_commit_load",
-            "_confirm_victim_locked",
-            "_evict",
-            "_evict_one",
-            "_forget",
-            "_hold_victim",
-            "_joined_hit",
-            "_load",
-            "_notify_slot_freed",
-            "_release_slot",
-            "_restore",
-            "_rollback_eviction",
-            "_victim_gone",
-            "_warm_hit",
-        }
-    )
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = _EXTENSION_POINTS
     """The private names a subclass (a known-bug variant) may override (module doc)."""
     EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset({"_book", "_lru_changed", "_lru_guard"})
     """What an override may use besides the public API: the book (``_book``), the
@@ -341,16 +372,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
     """The capacity policy (an extension point: a subclass may name its own)."""
     admission_class: ClassVar[type[AdmissionControl]] = AdmissionControl
     """The admission protocol (an extension point: a subclass may name its own)."""
-
-    # Whether this class keeps every step the warm path of add_model stands in
-    # for (recomputed for each subclass).
-    _fast_add: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._fast_add = all(
-            getattr(cls, step) is getattr(WithFixedSizeCache, step) for step in _FAST_ADD_STEPS
-        )
 
     def __init__(
         self,
@@ -389,32 +410,20 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._lru_changed = threading.Condition(self._lru_lock)
         # Guarded by _lru_lock: the book, and the admission protocol over it.
         self._book = self.book_class()
+        parts = CacheParts(self._book, self._manager, self._lru_changed, self._counters, options)
         self._admission = self.admission_class(
             self,
-            self._book,
+            parts,
             self.policy_class,
-            self._manager,
-            self._lru_changed,
-            self._counters,
             QuietLog(logger),
-            options,
             dict(zip(adopted, adopted_weights, strict=True)),
             lambda: self.memory_probe,
         )
-        self._evictions = Evictions(
-            self,
-            self._book,
-            self._admission,
-            self._manager,
-            self._lru_changed,
-            self._counters,
-            link.try_lifecycle,
-            options,
-        )
+        self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
         self._records, self._inner_warm_hit, self._warm_on = _warm_steps(
-            link, self._lru_lock, self._fast_add
+            link, self._lru_lock, type(self)
         )
         records = self._records
         self._book.adopt(
@@ -490,15 +499,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
             and (pin is False or pin is True)
         ):
             # Only unusual arguments pay for the full checks (documented errors).
-            self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+            _check_add_arguments(model_id, api_key, model_id_alias, pin)
         if self._warm_on:
-            # The warm path (its only copy; see the class doc): under the
-            # book's lock alone, a listed id that is no committed eviction
-            # victim and that the inner layer answers as a warm hit without
-            # waiting (the shared record is live and counts the hit, or the
-            # inner warm step records one) is used, rescued if chosen, and
-            # pinned if asked. Linearizable at that moment; otherwise nothing
-            # changed and the add takes the full protocol.
+            # The warm path (its only copy; module doc): under the book's lock
+            # alone, a listed id that is no committed victim and that the inner
+            # layer answers as a warm hit without waiting is used, rescued if
+            # chosen, and pinned if asked; otherwise the full protocol.
             resolved_id = model_id if model_id_alias is None else model_id_alias
             lock = self._lru_lock
             # A non-blocking try first: cheaper than a timed acquire when free.
@@ -536,8 +542,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         **load_kwargs: Any,
     ) -> AbstractContextManager[Model]:
         """:meth:`add_model` and a lease, atomic for the resolved id (B17)."""
-        self._check_add_arguments(model_id, api_key, model_id_alias, pin)
-        return self._acquire_context(model_id, api_key, model_id_alias, pin, load_kwargs)
+        _check_add_arguments(model_id, api_key, model_id_alias, pin)
+        return _acquired(self, _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs))
 
     def lease(self, model_id: str) -> AbstractContextManager[Model]:
         """The inner layer's lease (see :meth:`ModelManager.lease`), seen by this cache.
@@ -595,25 +601,19 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """The inner layer's statistics plus this cache's counters."""
         return self._manager.statistics() + self._counters.snapshot()
 
-    # The observers answer from this layer's committed view (module doc): an
-    # id is loaded here while it is listed *and* registered in the inner
-    # layer, so a cold load shows at its commit and a removal at the inner
-    # unregistration, each one instant, together with the LRU position.
+    # The observers answer from this layer's committed view (module doc).
 
     def keys(self) -> list[str]:
         """The resolved ids loaded at this layer (a snapshot, in inner load order)."""
         # Under the lock the book cannot change, so the answer is exactly this
         # layer's view at the instant the inner layer took its snapshot.
         with self._lru_lock:  # unbounded: held only for short non-blocking steps
-            lru, loaded = self._book.lru, self._manager.keys()
-            return [resolved_id for resolved_id in loaded if resolved_id in lru]
+            return self._book.listed_among(self._manager.keys())
 
     def __contains__(self, model_id: object) -> bool:
-        # Never waits, not even for a committed victim: outer layers ask this
-        # with their own lock held, which must not span our unload (B15).
-        # Inner layer first, then the book: an id is listed only while
-        # registered inside, so "registered then, listed now" means loaded
-        # here at some instant in between (and never a removed id).
+        # Never waits (B15: outer layers ask holding their own lock). Inner layer
+        # first: an id is listed only while registered inside, so "registered
+        # then, listed now" means loaded here at some instant in between.
         return model_id in self._manager and model_id in self._book.lru
 
     def __getitem__(self, model_id: str) -> Model:
@@ -639,8 +639,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if size == len(book.lru) and not book.slots and not book.marks:
                 # No load or removal in flight here: the two views agree (O(1)).
                 return size
-            lru, loaded = book.lru, self._manager.keys()
-            return sum(1 for resolved_id in loaded if resolved_id in lru)
+            return len(book.listed_among(self._manager.keys()))
 
     def describe_models(self) -> list[ModelDescription]:
         """The inner layer's descriptions of the models loaded at this layer."""
@@ -682,9 +681,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """The weight of each model loaded at this layer (lock-free copy; {} unweighted)."""
         return dict(self._book.weights)
 
-    # Introspection takes no lock: each read is an atomic copy, so it never
-    # blocks or times out and is safe from invariant checks at any point of
-    # another thread's operation (exact whenever no operation is in flight).
+    # Introspection takes no lock: atomic copies, never blocking (module doc).
 
     def pinned(self) -> frozenset[str]:
         """The pinned resolved ids (lock-free copy)."""
@@ -699,32 +696,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         lock-free copies could straddle a removal's ``forget`` and list an id
         after its removal returned (I15; found by watching the book's state).
         """
-        book = self._book
         with self._lru_lock:  # unbounded: held only for short non-blocking steps
-            order = list(book.lru)
-            marks = dict(book.marks)
-        if not marks:
-            return order
+            order, leaving = self._book.order_and_leaving()
         manager = self._manager
-        return [
-            resolved_id
-            for resolved_id in order
-            if resolved_id not in marks
-            or marks[resolved_id].state is IdState.EVICTING
-            or resolved_id in manager
-        ]
+        return [rid for rid in order if rid not in leaving or rid in manager] if leaving else order
 
     def in_flight_loads(self) -> int:
         """Cold loads in progress that hold a capacity slot (lock-free).
 
-        An add still making room (its slot reserved, its victims not gone yet)
-        is not counted: its victims still count as loaded.
-
-        Counts reserved ids that are not registered in the inner layer yet, so
-        the inner layer's ``len(keys())`` plus ``in_flight_loads()`` is the
-        cache's occupancy even in the moment between the inner registration and
-        the LRU commit (this layer's own ``keys()`` shows the id only from the
-        commit on).
+        An add still making room (its victims not gone yet) is not counted: its
+        victims still count as loaded. Counts reserved ids not registered in the
+        inner layer yet, so the inner layer's ``len(keys())`` plus this is the
+        occupancy even between the inner registration and the LRU commit.
         """
         book = self._book
         reserved, lru, admitting = dict(book.slots), dict(book.lru), self._admission.admitting()
@@ -770,8 +753,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             f"manager={self._manager!r})"
         )
 
-    # ------------------------------------------------------------ warm path
-
     def _bookkeeping_lock(self, view: WarmView | None) -> threading.Lock:
         """The lock guarding the book: the inner manager's state lock if it shares one."""
         return view.lock if view is not None else threading.Lock()
@@ -781,14 +762,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
         raise LockTimeout("the LRU lock", self._queue_lock_timeout)
 
     # ------------------------------------------------------- the add protocol
-
-    def _check_add_arguments(
-        self, model_id: object, api_key: object, model_id_alias: object, pin: object
-    ) -> None:
-        check_model_id(model_id)
-        check_api_key(api_key)
-        check_alias(model_id_alias)
-        check_bool(pin, "pin")
 
     def _add(self, request: _AddRequest, after_load: Callable[[str], _T] | None) -> _T | None:
         """The whole add; ``after_load`` runs under the id's lifecycle once loaded.
@@ -869,23 +842,17 @@ class WithFixedSizeCache(ModelManagerDecorator):
             request.model_id, request.api_key, request.model_id_alias, **request.load_kwargs
         )
 
+    # The admission and eviction steps: each one call of AdmissionControl or
+    # Evictions (module doc), so that a variant overrides one step here.
+
     def _admit(self, resolved_id: str) -> None:
-        """Make room for ``resolved_id`` and reserve its slot, held on return
-        (:meth:`AdmissionControl.admit`); on failure nothing is held."""
-        self._admission.admit(resolved_id)
+        self._admission.admit(resolved_id)  # its slot held on return
 
     def _admits_over_room_taken(self, resolved_id: str) -> bool:
-        """Whether an add whose made room was taken meanwhile loads over the bound
-        (lock held): only where it may go over it at all; otherwise it gives its
-        slot back and decides again under its policy."""
-        return self._admission.may_overflow(resolved_id)
+        return self._admission.may_overflow(resolved_id)  # else it decides again
 
     def _restore(self, exclude: str | None = None) -> None:
-        """Bring the cache back within its bounds, never evicting ``exclude``
-        (:meth:`AdmissionControl.restore`; never raises)."""
-        self._admission.restore(exclude)
-
-    # The eviction steps (each one call of Evictions, module doc).
+        self._admission.restore(exclude)  # never raises
 
     def _evict(self, victims: list[str], cause: str, batch: object) -> int:
         return self._evictions.evict(victims, cause, batch)
@@ -906,9 +873,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._evictions.rollback(victims, batch)
 
     def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
-        # Commit steps wait without a bound: the model is already loaded, so a
-        # timeout here could only report a success as a failure (B16); the
-        # lock is only ever held for short, non-blocking bookkeeping.
+        # Unbounded: the model is loaded, a timeout could only report a success
+        # as a failure (B16).
         with self._lru_changed:
             records = self._records
             payload = records.get(resolved_id, _LISTED) if records is not None else _LISTED
@@ -933,8 +899,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._book.forget(resolved_id)
             self._lru_changed.notify_all()
 
-    # ------------------------------------------------------------- helpers
-
     def _await_unload(self, resolved_id: str) -> None:
         """Wait (bounded) until ``resolved_id`` is no committed eviction victim."""
         deadline = time.monotonic() + self._queue_lock_timeout
@@ -944,22 +908,3 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def _lru_guard(self, deadline: float | None = None) -> _LRUGuard:
         """Hold the book's lock, waiting at most until ``deadline`` (or the queue timeout)."""
         return _LRUGuard(self, deadline)
-
-    @contextmanager
-    def _acquire_context(
-        self,
-        model_id: str,
-        api_key: str | None,
-        model_id_alias: str | None,
-        pin: bool,
-        load_kwargs: dict[str, Any],
-    ) -> Iterator[Model]:
-        with ExitStack() as stack:
-
-            def take_lease(resolved_id: str) -> Model:
-                return stack.enter_context(_CacheLease(self, self._manager.lease(resolved_id)))
-
-            request = _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs)
-            model = self._add(request, take_lease)
-            assert model is not None  # take_lease always returns the model
-            yield model
