@@ -661,7 +661,7 @@ class _RestoresAtTheRollback(WithFixedSizeCache):
 
     def _rollback_eviction(self, victims: list[str], batch: object) -> None:
         super()._rollback_eviction(victims, batch)
-        self._admission._maybe_over = True  # what another add's weighted commit leaves
+        self._admission.maybe_over = True  # what another add's weighted commit leaves
         self._restore()
 
 

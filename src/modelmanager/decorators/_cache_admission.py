@@ -9,16 +9,17 @@ restoration use, and the steps that act on it:
 * **batches**: the eviction batch an admission chose -> its ticket, so a
   failed unload gives that add's slot back in the same step
   (:meth:`AdmissionControl.unload_failed_locked`);
-* **full-waiters**: the adds waiting for a lease or pin to end (a lease
-  given back notifies only while one waits);
+* **full-waiters** (``full_waiters``): the adds waiting for a lease or pin
+  to end (a lease given back notifies only while one waits);
 * **restoration deferral**: how many times a restoration left the bound to
   the adds whose evictions were undecided (an add that fails after choosing
   restores only when one did meanwhile);
 * **weight estimates**: the weight each id had when last loaded (the
   policy's estimate for its next load);
-* **leases held** by the current thread through the cache (``on_full="wait"``
-  never makes such a thread wait) and whether the cache **may be over** its
-  bounds (one lock-free read skips restoration in the common case).
+* whether the cache **may be over** its bounds (``maybe_over``: one
+  lock-free read skips restoration in the common case). The cache counts
+  the leases each thread holds through it (``on_full="wait"`` never makes
+  such a thread wait) and answers ``holds_lease``.
 
 The book (:class:`~._cache_book.CacheBook`) keeps the per-id states and the
 policy (:class:`~._cache_policy.CapacityPolicy`) decides; this class holds
@@ -137,12 +138,12 @@ class AdmissionControl:
             "in_flight_loads copies it without the lock (one atomic copy): an introspection "
             "count, never a decision; the slot is released before the entry goes"
         ),
-        "_maybe_over": (
-            "restore reads it without the lock to skip the common case (never over the "
-            "bounds); it is set under the lock before any admission over them, and the add "
-            "that set it restores when it ends"
+        "maybe_over": (
+            "restore and a lease given back read it without the lock to skip the common "
+            "case (never over the bounds); it is set under the lock before any admission "
+            "over them, and the add that set it restores when it ends"
         ),
-        "_full_waiters": (
+        "full_waiters": (
             "a lease given back reads it without the lock to skip the notify when no add "
             "waits for room; a waiter counts itself under the lock before it reads the "
             "lease counts, so a lease ended after that read sees the count"
@@ -157,6 +158,7 @@ class AdmissionControl:
         quiet: QuietLog,
         estimates: Mapping[str, int],
         memory_probe: Callable[[], MemoryProbe],
+        holds_lease: Callable[[], bool],
     ) -> None:
         self._owner = owner
         self._book = book = parts.book
@@ -175,7 +177,9 @@ class AdmissionControl:
         self._policy = policy_class(
             book, manager.__contains__, options.max_size, options.max_weight, self._estimates
         )
-        self._full_waiters = 0  # adds waiting for a lease or pin to end
+        self.full_waiters = 0
+        """Adds waiting for a lease or pin to end (written under the lock by this
+        class; a lease given back reads it without the lock)."""
         # id -> adds that hold its slot while still making room (their victims undecided).
         self._admitting: dict[str, int] = {}
         # eviction batch -> the admission that chose it (a failed unload gives its slot back).
@@ -186,12 +190,10 @@ class AdmissionControl:
         # What the restoration whose victims are undecided must not evict (its
         # exclude; evictions run one at a time, so there is at most one).
         self._restoring_exclude: str | None = None
-        # Whether the cache may be over its bounds (an admission over them, a
-        # weighted commit); set and cleared under the lock, read without it.
-        self._maybe_over = False
-        # Leases held through the cache by the current thread (wait policy). Made
-        # here, not at import: lockstep patches this module's ``threading``.
-        self._held = threading.local()
+        self.maybe_over = False
+        """Whether the cache may be over its bounds (an admission over them, a
+        weighted commit): written under the lock by this class, read without it."""
+        self._holds_lease = holds_lease
 
     # ------------------------------------------------------------ queries
 
@@ -219,7 +221,7 @@ class AdmissionControl:
         """A weighted load committed (lock held): its weight is the id's next estimate,
         and the cache may be over its weight bound now (the estimate may have been low)."""
         self._estimates[resolved_id] = weight
-        self._maybe_over = True
+        self.maybe_over = True
 
     def unload_failed_locked(self, batch: object) -> None:
         """A victim of ``batch`` failed to unload (lock held): the add that chose it fails
@@ -453,7 +455,7 @@ class AdmissionControl:
         """An add is admitted over the bound (lock held): counted, logged, and the
         cache marked as possibly over, so the add's restoration when it ends runs."""
         self._counters.increment("pinned_overflow")
-        self._maybe_over = True
+        self.maybe_over = True
         self._quiet.warning(
             ("overflow", resolved_id),
             "admitting model %r over the bound (%s): %s; the cache evicts back to its "
@@ -470,10 +472,10 @@ class AdmissionControl:
 
         Announces the wait first, then decides again: a lease given back
         before the announcement is seen now, one given back after it wakes
-        this wait (:meth:`lease_given_back` notifies while anyone waits), so no
+        this wait (a lease given back notifies while anyone waits), so no
         wake-up is lost. Raises :class:`LockTimeout` at ``deadline``.
         """
-        self._full_waiters += 1
+        self.full_waiters += 1
         try:
             leased = frozenset(self._manager.lease_counts())
             # As the caller decided (partial=False: it waits rather than evict part).
@@ -489,7 +491,7 @@ class AdmissionControl:
                     self._timeout,
                 )
         finally:
-            self._full_waiters -= 1
+            self.full_waiters -= 1
 
     def wait_locked(self, deadline: float, resolved_id: str) -> None:
         """Wait (lock held, released while waiting) for a slot or an eviction to change."""
@@ -525,32 +527,16 @@ class AdmissionControl:
 
     # ---------------------------------------------------------------- leases
 
-    def lease_taken(self) -> None:
-        """A lease through the cache was taken by the current thread (counted for "wait")."""
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) + 1
-
-    def lease_given_back(self) -> None:
-        """A lease through the cache was given back: wake the adds waiting for room.
-
-        (The cache then restores its bounds.) A lease ended in another thread
-        than the one that took it leaves that thread's count below zero.
-        """
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) - 1
-            if self._full_waiters:
-                with self._changed:  # unbounded: a short notify, like _forget
-                    self._changed.notify_all()
+    def wake_full_waiters(self) -> None:
+        """A lease through the cache was given back while adds wait for room
+        (``full_waiters``, read without the lock): wake them."""
+        with self._changed:  # unbounded: a short notify, like _forget
+            self._changed.notify_all()
 
     def holds_lease(self) -> bool:
-        """Whether the current thread holds a lease through the cache.
-
-        Leases are counted per thread where they are taken and given back; a
-        lease handed to another thread to end is the caller's business.
-        """
-        return getattr(self._held, "count", 0) > 0
+        """Whether the current thread holds a lease through the cache (the cache
+        counts them per thread where they are taken and given back)."""
+        return self._holds_lease()
 
     # -------------------------------------------------------- memory pressure
 
@@ -649,7 +635,7 @@ class AdmissionControl:
         # costs one read. Only an admission over the bounds or a weighted
         # commit (both under the lock) set it: a read that misses a concurrent
         # set is ordered before that admission, whose add restores when it ends.
-        if self._maybe_over:
+        if self.maybe_over:
             self.restore_over(exclude)
 
     def restore_over(self, exclude: str | None) -> None:
@@ -675,7 +661,7 @@ class AdmissionControl:
                         self.wait_restoration_locked(deadline)
                     count, weight = policy.excess()
                     if count <= 0 and weight <= 0:
-                        self._maybe_over = False
+                        self.maybe_over = False
                         return
                     leased = frozenset(self._manager.lease_counts())
                     victims = policy.restoration_victims(leased, exclude)

@@ -240,6 +240,11 @@ def _weigh_or_unload(manager: ManagerLike, weigher: Weigher, resolved_id: str) -
         raise
 
 
+def _keeps(cls: type, name: str, base: type | None = None) -> bool:
+    """Whether ``cls`` keeps ``base``'s (default: the cache's) method ``name``."""
+    return getattr(cls, name) is getattr(base or WithFixedSizeCache, name)
+
+
 def _warm_steps(
     link: InnerLink, lock: object, cls: type[WithFixedSizeCache]
 ) -> tuple[Mapping[str, Any] | None, WarmHit | None, bool]:
@@ -247,8 +252,7 @@ def _warm_steps(
     shares the inner manager's state lock, the inner warm step, and whether
     ``add_model`` takes the warm path at all: only while ``cls`` keeps every step
     it stands in for (``_FAST_ADD_STEPS``)."""
-    base = WithFixedSizeCache
-    fast_add = all(getattr(cls, step) is getattr(base, step) for step in _FAST_ADD_STEPS)
+    fast_add = all(_keeps(cls, step) for step in _FAST_ADD_STEPS)
     view = link.warm_view
     records = view.records if view is not None and lock is view.lock else None
     inner_hit = link.warm_hit if records is None and fast_add else None
@@ -258,21 +262,41 @@ def _warm_steps(
 class _CacheLease:
     """The context manager :meth:`WithFixedSizeCache.lease` returns (one use).
 
-    The inner layer's lease, plus what ending it means for the cache: a
-    thread that holds a lease is never made to wait for room (no
-    hold-and-wait), waiting adds are woken, and the cache is brought back
+    The inner layer's lease (its :class:`~modelmanager.link.LeaseSteps` when
+    its link offers them, else its ``lease``), plus what ending it means for
+    the cache: a thread that holds a lease is never made to wait for room
+    (no hold-and-wait), waiting adds are woken, and the cache is brought back
     within its bounds.
     """
 
-    __slots__ = ("_cache", "_inner")
+    __slots__ = ("_cache", "_inner", "_resolved_id", "_taken")
 
-    def __init__(self, cache: WithFixedSizeCache, inner: AbstractContextManager[Model]) -> None:
+    def __init__(
+        self,
+        cache: WithFixedSizeCache,
+        resolved_id: str,
+        inner: AbstractContextManager[Model] | None,
+    ) -> None:
         self._cache = cache
-        self._inner = inner
+        self._resolved_id = resolved_id
+        self._inner = inner  # None: the inner layer's lease steps
+        self._taken = False
 
     def __enter__(self) -> Model:
-        model = self._inner.__enter__()
-        self._cache._admission.lease_taken()
+        if self._taken:
+            raise RuntimeError("a lease cannot be entered twice")
+        cache = self._cache
+        inner = self._inner
+        model = (
+            inner.__enter__() if inner is not None else cache._lease_steps.take(self._resolved_id)  # type: ignore[union-attr]
+        )
+        self._taken = True
+        if cache._counts_leases:  # on_full="wait": the thread's leases, counted
+            held = cache._held
+            try:
+                held.count += 1
+            except AttributeError:  # this thread's first lease
+                held.count = 1
         return model
 
     def __exit__(
@@ -281,12 +305,32 @@ class _CacheLease:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if not self._taken:
+            return
+        self._taken = False
+        cache = self._cache
         try:
-            self._inner.__exit__(exc_type, exc, traceback)
+            inner = self._inner
+            if inner is not None:
+                inner.__exit__(exc_type, exc, traceback)
+            else:
+                cache._lease_steps.give_back(self._resolved_id)  # type: ignore[union-attr]
         finally:
-            cache = self._cache
-            cache._admission.lease_given_back()
-            cache._restore()
+            # Wake adds waiting for room, then restore the bounds (one lock-free
+            # read each in the common case: the lease path's whole extra cost).
+            admission = cache._admission
+            if cache._counts_leases:
+                held = cache._held
+                try:
+                    held.count -= 1
+                except AttributeError:  # a lease taken in another thread: below zero
+                    held.count = -1
+                if admission.full_waiters:
+                    admission.wake_full_waiters()
+            if not cache._own_restore:
+                cache._restore()
+            elif admission.maybe_over:  # AdmissionControl.restore, inlined
+                admission.restore_over(None)
 
 
 def _check_add_arguments(
@@ -306,7 +350,8 @@ def _acquired(cache: WithFixedSizeCache, request: _AddRequest) -> Iterator[Model
     with ExitStack() as stack:
 
         def take_lease(resolved_id: str) -> Model:
-            return stack.enter_context(_CacheLease(cache, cache._manager.lease(resolved_id)))
+            inner = None if cache._lease_steps else cache._manager.lease(resolved_id)
+            return stack.enter_context(_CacheLease(cache, resolved_id, inner))
 
         model = cache._add(request, take_lease)
         assert model is not None  # take_lease always returns the model
@@ -402,6 +447,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._weigher = options.weigher
         self._queue_lock_timeout = options.queue_lock_timeout
         self._memory_probe: MemoryProbe | None = options.memory_probe
+        # Leases held through this cache per thread, counted under "wait" only.
+        self._held, self._counts_leases = threading.local(), options.on_full == "wait"
         self._counters = Counters()
         # The seam to the inner layer (modelmanager.link), asked once.
         link = self._manager.inner_link()
@@ -418,8 +465,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
             QuietLog(logger),
             dict(zip(adopted, adopted_weights, strict=True)),
             lambda: self.memory_probe,
+            lambda: getattr(self._held, "count", 0) > 0,
         )
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
+        self._lease_steps = link.lease_steps
+        self._own_restore = _keeps(type(self), "_restore") and _keeps(
+            type(self._admission), "restore", AdmissionControl
+        )
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
         self._records, self._inner_warm_hit, self._warm_on = _warm_steps(
@@ -551,7 +603,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
         Giving it back wakes adds waiting for room and brings the cache back
         within its bounds (the giving-back thread evicts what must go).
         """
-        return _CacheLease(self, self._manager.lease(model_id))
+        if type(model_id) is not str or not model_id:
+            check_model_id(model_id)
+        inner = None if self._lease_steps else self._manager.lease(model_id)
+        return _CacheLease(self, model_id, inner)
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
         """Remove through the inner layer; the LRU entry goes only on success.
