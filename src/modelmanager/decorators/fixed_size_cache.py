@@ -612,11 +612,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """Remove through the inner layer; the LRU entry goes only on success.
 
         A failed remove leaves the registry and the exact LRU order unchanged
-        (I5). Pins survive. Unknown ids are a silent no-op. Whatever the
-        outcome, the remove ends by bringing the cache back within its bounds
-        (never by evicting ``model_id`` itself: a failed remove does not
-        unload it after all): a restoration that waited for this id's
-        lifecycle meanwhile may have timed out and left that to it.
+        (I5). Pins survive. Unknown ids are a silent no-op. Either way it ends
+        by restoring the bounds (never evicting ``model_id``): a restoration
+        that waited for this id's lifecycle may have left that to it.
         """
         check_model_id(model_id)
         check_bool(delete_from_disk, "delete_from_disk")
@@ -643,10 +641,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def clear(self) -> None:
         """Remove every model through this layer, least recently used first.
 
-        Attempts every id; raises an ExceptionGroup of the failures (those
-        models stay loaded at their LRU positions). Pins survive. Unlike
-        :meth:`remove`, the removals do not restore the bound in between: a
-        restoration could only unload models the clear is about to remove.
+        Attempts every id; raises an ExceptionGroup of the failures (those stay
+        loaded at their LRU positions). Pins survive. No restoration in between
+        (it could only unload models the clear is about to remove).
         """
         order = self.lru_order()
         order += [resolved_id for resolved_id in self.keys() if resolved_id not in order]
@@ -674,10 +671,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def __getitem__(self, model_id: str) -> Model:
         """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise.
 
-        For a committed eviction victim, waits (bounded by
-        ``queue_lock_timeout``) for its unload to finish: then ModelNotFound if
-        it went, the model if the unload failed; :class:`LockTimeout` if it
-        does not finish in time. Never a model whose eviction is tearing it down.
+        For a committed eviction victim, waits (bounded) for its unload: then
+        ModelNotFound if it went, the model if the unload failed,
+        :class:`LockTimeout` on timeout. Never a model being torn down.
         """
         book = self._book
         if book.marks and type(model_id) is str and book.state(model_id) is _UNLOADING:
@@ -777,12 +773,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def refresh(self, model_id: str) -> None:
         """Mark ``model_id`` most recently used (what an inference does).
 
-        A no-op for an id that is not registered: no phantom entry (B13).
-        Never waits for another id's unload (B15). For a committed eviction
-        victim, waits (bounded by ``queue_lock_timeout``, without holding the
-        LRU lock) for its unload: then a no-op if it went, a use if the unload
-        failed. Raises :class:`LockTimeout`, nothing changed, if the LRU lock
-        or that unload does not come free in time.
+        A no-op for an unregistered id (no phantom entry, B13). Never waits for
+        another id's unload (B15); for a committed eviction victim, waits
+        (bounded, lock released) for its unload: then a no-op if it went, a use
+        if it failed. Raises :class:`LockTimeout`, nothing changed, on timeout.
         """
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
