@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import enum
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 __all__ = ["BookError", "CacheBook", "IdState"]
@@ -295,13 +295,39 @@ class CacheBook:
         lru.move_to_end(resolved_id)
         return True
 
-    def hit(self, resolved_id: str) -> None:
-        """A warm hit on an id the caller found listed and not UNLOADING: it moves to
-        the most-recent end, then a chosen victim is rescued (as :meth:`use`)."""
-        self.lru.move_to_end(resolved_id)
-        mark = self.marks.get(resolved_id)
+    def warm_use(
+        self, resolved_id: str, pin: bool, inner_hit: Callable[[str], bool] | None
+    ) -> bool:
+        """A warm add (the cache's warm path, its lock held), or False, nothing changed.
+
+        A listed id that is not UNLOADING and that the inner layer answers as
+        a warm hit moves to the most-recent end, a chosen victim is rescued
+        (as :meth:`use`), and it is pinned if ``pin``. With ``inner_hit`` None
+        the payload is the inner manager's shared record
+        (:class:`~modelmanager.link.WarmRecord`, under the same lock): it must
+        be live (not ``unloading``), and its ``hits`` counts this one; else
+        ``inner_hit(resolved_id)`` records the hit (or answers False).
+        """
+        lru = self.lru
+        record = lru.get(resolved_id)
+        if record is None:
+            return False
+        marks = self.marks
+        mark = marks.get(resolved_id) if marks else None
+        if mark is not None and mark.state is _UNLOADING:
+            return False
+        if inner_hit is None:
+            if record.unloading:
+                return False
+            record.hits += 1
+        elif not inner_hit(resolved_id):
+            return False
+        lru.move_to_end(resolved_id)
         if mark is not None and mark.chosen:
             self._unchoose(resolved_id, mark)
+        if pin:
+            self.pins.add(resolved_id)
+        return True
 
     def choose(self, resolved_id: str, requester: str | None, batch: object = None) -> None:
         """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add,

@@ -287,16 +287,13 @@ class _CacheLease:
             raise RuntimeError("a lease cannot be entered twice")
         cache = self._cache
         inner = self._inner
-        model = (
-            inner.__enter__() if inner is not None else cache._lease_steps.take(self._resolved_id)  # type: ignore[union-attr]
-        )
+        model = inner.__enter__() if inner is not None else cache._take_lease(self._resolved_id)
         self._taken = True
         if cache._counts_leases:  # on_full="wait": the thread's leases, counted
-            held = cache._held
             try:
-                held.count += 1
+                cache._held.cell[0] += 1  # a one-item list: one thread-local read
             except AttributeError:  # this thread's first lease
-                held.count = 1
+                cache._held.cell = [1]
         return model
 
     def __exit__(
@@ -314,23 +311,27 @@ class _CacheLease:
             if inner is not None:
                 inner.__exit__(exc_type, exc, traceback)
             else:
-                cache._lease_steps.give_back(self._resolved_id)  # type: ignore[union-attr]
+                cache._give_back_lease(self._resolved_id)
         finally:
             # Wake adds waiting for room, then restore the bounds (one lock-free
             # read each in the common case: the lease path's whole extra cost).
             admission = cache._admission
             if cache._counts_leases:
-                held = cache._held
                 try:
-                    held.count -= 1
+                    cache._held.cell[0] -= 1
                 except AttributeError:  # a lease taken in another thread: below zero
-                    held.count = -1
+                    cache._held.cell = [-1]
                 if admission.full_waiters:
                     admission.wake_full_waiters()
             if not cache._own_restore:
                 cache._restore()
             elif admission.maybe_over:  # AdmissionControl.restore, inlined
                 admission.restore_over(None)
+
+
+def _no_lease_step(resolved_id: str) -> Any:
+    """Stands in for the inner lease steps where the link offers none (never called)."""
+    raise AssertionError(f"no lease steps for {resolved_id!r}")
 
 
 def _check_add_arguments(
@@ -465,10 +466,14 @@ class WithFixedSizeCache(ModelManagerDecorator):
             QuietLog(logger),
             dict(zip(adopted, adopted_weights, strict=True)),
             lambda: self.memory_probe,
-            lambda: getattr(self._held, "count", 0) > 0,
+            lambda: getattr(self._held, "cell", (0,))[0] > 0,
         )
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
-        self._lease_steps = link.lease_steps
+        self._warm_use = self._book.warm_use  # the warm path's one book step, bound once
+        # The inner lease's steps (LeaseSteps), or None: wrap the inner lease.
+        steps = self._lease_steps = link.lease_steps
+        self._take_lease: Callable[[str], Model] = steps.take if steps else _no_lease_step
+        self._give_back_lease: Callable[[str], None] = steps.give_back if steps else _no_lease_step
         self._own_restore = _keeps(type(self), "_restore") and _keeps(
             type(self._admission), "restore", AdmissionControl
         )
@@ -563,23 +568,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
                 self._lru_lock_timed_out()
             try:
-                book = self._book
-                record = book.lru.get(resolved_id)
-                if record is not None:
-                    marks = book.marks
-                    inner_warm_hit = self._inner_warm_hit
-                    if (not marks or book.state(resolved_id) is not _UNLOADING) and (
-                        # shared mode: the manager's record, under its state lock
-                        not record.unloading
-                        if inner_warm_hit is None
-                        else inner_warm_hit(resolved_id)
-                    ):
-                        if inner_warm_hit is None:
-                            record.hits += 1
-                        book.hit(resolved_id)  # most recent, a chosen victim rescued
-                        if pin:
-                            book.pin(resolved_id)
-                        return
+                if self._warm_use(resolved_id, pin, self._inner_warm_hit):
+                    return
             finally:
                 lock.release()
         self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
