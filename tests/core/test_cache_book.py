@@ -457,7 +457,8 @@ def test_warm_use_is_a_use_that_the_inner_layer_answers_or_nothing() -> None:
 
     assert not book.warm_use("c", False, inner_hit)  # the inner layer says no: unchanged
     assert book.order() == ["c", "a", "b"]
-    assert book.warm_use("b", False, inner_hit) and asked == ["c", "b"]
+    assert book.warm_use("b", False, inner_hit)
+    assert asked == ["c", "b"]
     assert "c" not in book.pins
 
 
