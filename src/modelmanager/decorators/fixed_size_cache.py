@@ -1,19 +1,28 @@
 """WithFixedSizeCache: a bounded LRU of loaded models, with pins and memory pressure.
 
-This module is the cache's concurrency protocol and public API: locks,
-lifecycle borrowing, bounded waits and deadlines, revalidation. What it
-keeps (per-id states, slots, LRU order, pins) is
-:class:`~modelmanager.decorators._cache_book.CacheBook`, lock-free; what it
-decides (occupancy, victims, admission) is
-:class:`~modelmanager.decorators._cache_policy.CapacityPolicy`, pure. The
-design, the interleavings each rule answers and what it gives up are in
+This module is the cache's public API, its lock, its warm path and its
+calls into the inner layer. The rest is in small modules, one concept each:
+
+* what it keeps (per-id states, slots, LRU order, pins, weights):
+  :class:`~modelmanager.decorators._cache_book.CacheBook`, lock-free, used
+  through its methods;
+* what it decides (occupancy, victims, admission decisions):
+  :class:`~modelmanager.decorators._cache_policy.CapacityPolicy`, pure;
+* the admission protocol (tickets, eviction batches, waits for room,
+  restoration and its deferral, weight estimates, memory rounds):
+  :class:`~modelmanager.decorators._cache_admission.AdmissionControl`;
+* the evictions (unloading chosen victims outside the lock):
+  :class:`~modelmanager.decorators._cache_eviction.Evictions`;
+* the validated options and the parts the helpers share:
+  :mod:`~modelmanager.decorators._cache_options`.
+
+The design, the interleavings each rule answers and what it gives up are in
 ``docs/cache-design.md``; the contract is in the docstrings below.
 
 Internal extension points (:attr:`WithFixedSizeCache.EXTENSION_POINTS`: the
 private names a known-bug variant may override, one step each; an override
 may use the book, its lock and its condition,
-:attr:`WithFixedSizeCache.EXTENSION_HELPERS`, and the public API; the
-cache's own, then the two classes it is built from):
+:attr:`WithFixedSizeCache.EXTENSION_HELPERS`, and the public API):
 
 * ``_bookkeeping_lock(view)`` — the lock guarding the book (the inner
   manager's state lock when its link offers a :class:`~modelmanager.link.WarmView`).
@@ -23,40 +32,42 @@ cache's own, then the two classes it is built from):
 * ``_joined_hit(resolved_id, request) -> bool`` — after admission: loaded by
   a concurrent add meanwhile; a hit that does not move the id.
 * ``_load(request)`` — the inner ``add_model`` (under the id's lifecycle).
-* ``_admit(resolved_id)`` — memory eviction, then a capacity slot.
-* ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — apply
-  the policy's admission decisions until a slot is reserved or victims chosen.
+* ``_admit(resolved_id)`` — memory eviction, then a capacity slot
+  (:meth:`AdmissionControl.admit`).
 * ``_admits_over_room_taken(resolved_id) -> bool`` — whether an add whose
   victims went but whose room was taken meanwhile loads over the bound
   ("proceed" and the documented cases) or decides again ("wait", "refuse").
-* ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
-* ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` (which
-  takes the victim's lifecycle without waiting: a busy victim's batch is
-  dropped and the admission decides again, I17), and its three steps:
+* ``_evict(victims, cause, batch) -> int`` / ``_evict_one(victim) -> bool``
+  (which takes the victim's lifecycle without waiting: a busy victim's batch
+  is dropped and the admission decides again, I17), and its three steps:
   ``_hold_victim(victim)`` (that take), ``_victim_gone(victim) -> bool`` and
   ``_confirm_victim_locked(victim) -> batch | None`` (the re-check and the
-  commit to the unload).
+  commit to the unload); :class:`Evictions` runs each through these names.
 * ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load;
   ``_notify_slot_freed()`` — its wake-up of the adds waiting for room.
 * ``_forget(resolved_id)`` — unlist the id after a successful unload.
 * ``_restore(exclude)`` — evict back within the bounds after a lease or pin
-  ends or a cold add finishes.
-* ``_measure_free_fraction()`` / ``_release_memory()`` — probe calls.
-* ``book_class`` (a :class:`CacheBook` subclass) and ``policy_class`` (a
-  :class:`CapacityPolicy` subclass, whose methods are listed in its module).
+  ends or a cold add finishes (:meth:`AdmissionControl.restore`).
+* ``book_class`` (a :class:`CacheBook` subclass), ``policy_class`` (a
+  :class:`CapacityPolicy` subclass) and ``admission_class`` (an
+  :class:`AdmissionControl` subclass): their public methods are the finer
+  steps, listed in their modules (an admission's waits, its choice of
+  victims, its memory rounds and probe calls).
 
-The warm path of ``add_model`` (written once, inline in ``add_model``) is used
-only while a subclass keeps ``_add``, ``_warm_hit`` and ``_load``, and the
-inner layer's :meth:`inner_link` offers a warm step: a
-:class:`~modelmanager.link.WarmView` (a ``ModelManager`` directly beneath) or
-a ``warm_hit`` (a manager under pass-through decorators). A cache offers none
-(the inherited :meth:`ModelManagerDecorator.inner_link` drops it, as for any
-layer that overrides ``add_model``: the warm path lives in :meth:`add_model`
-only, one copy, no extra call on the hottest path), so a cache over a cache
-takes the full protocol, whose inner add is the inner cache's warm path; it
-forwards ``try_lifecycle``.
+The warm path of ``add_model`` (written once, in ``add_model``, one call of
+:meth:`CacheBook.warm_use` under the lock) is used only while a subclass
+keeps ``_add``, ``_warm_hit`` and ``_load``, and the inner layer's
+:meth:`inner_link` offers a warm step: a :class:`~modelmanager.link.WarmView`
+(a ``ModelManager`` directly beneath) or a ``warm_hit`` (a manager under
+pass-through decorators). A cache offers none (the inherited
+:meth:`ModelManagerDecorator.inner_link` drops it, as for any layer that
+overrides ``add_model``), so a cache over a cache takes the full protocol,
+whose inner add is the inner cache's warm path; it forwards
+``try_lifecycle``. A lease takes and gives back the inner lease through its
+:class:`~modelmanager.link.LeaseSteps` when the link offers them (else it
+wraps the inner ``lease``).
 """
 
 # Design notes (the essay is docs/cache-design.md):
