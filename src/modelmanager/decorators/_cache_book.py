@@ -215,7 +215,8 @@ class CacheBook:
     def order_and_leaving(self) -> tuple[list[str], frozenset[str]]:
         """The listed ids, least recently used first, and those of them whose unload
         or removal runs (UNLOADING, REMOVING): copies (O(n))."""
-        return list(self.lru), frozenset(self.leaving())
+        marks = self.marks
+        return list(self.lru), frozenset(self.leaving()) if marks else frozenset()
 
     def order(self) -> list[str]:
         """The listed ids, least recently used first (a copy; O(n))."""
