@@ -365,3 +365,37 @@ def test_remaining_is_clamped() -> None:
 def test_bounds_name_both_bounds() -> None:
     admission, _, _ = _admission(2, max_weight=8)
     assert admission.bounds() == "max_size=2, max_weight=8"
+
+
+def test_a_deferral_during_a_failed_add_is_seen_whatever_the_count_was() -> None:
+    """A restoration that defers to an add counts one more deferral, so an add that then
+    fails having evicted nothing still sees it (it restores) even when deferrals had been
+    counted before it chose (kills counting by assignment instead of increment)."""
+    admission, owner, _ = _admission(1, loaded=("a",))
+    admission._restorations_deferred = 1  # an earlier restoration deferred to an earlier add
+    guards = 0
+    plain_guard = owner._lru_guard
+
+    @contextlib.contextmanager
+    def guard(deadline: float | None = None) -> Iterator[None]:
+        nonlocal guards
+        guards += 1
+        if guards == 3:  # the add's second pass: its lock wait times out
+            raise LockTimeout("the LRU lock", 0)
+        with plain_guard(deadline):
+            yield
+
+    def evict(victims: list[str], cause: str, batch: object) -> int:
+        admission.maybe_over = True
+        admission.restore()  # finds the add's choice undecided: defers to it
+        with owner.lock:
+            owner.book.unchoose("a")
+        raise VictimBusy("a")
+
+    owner._lru_guard = guard  # type: ignore[method-assign]
+    owner._evict = evict  # type: ignore[method-assign]
+    with pytest.raises(LockTimeout):
+        admission.admit("x")
+    assert admission._restorations_deferred == 2
+    assert owner.restores == [None]  # the bound the restoration left to it
+    assert owner.book.slots == {}
