@@ -291,13 +291,17 @@ def test_a_restoration_leaves_the_bound_to_an_add_whose_eviction_is_undecided() 
     assert admission._restorations_deferred == 1  # it timed out (timeout 0) instead
 
 
-def test_a_failed_restoration_is_counted_and_never_raises() -> None:
+def test_a_failed_restoration_is_counted_logged_and_never_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     admission, owner, counters = _admission(1, loaded=("a", "b"))
     admission.maybe_over = True
     owner.fail = {"a"}
-    admission.restore()
+    with caplog.at_level(logging.WARNING, logger="test_admission"):
+        admission.restore()
     assert _count(counters, "restoration_failures") == 1
     assert owner.book.order() == ["a", "b"]
+    assert "RuntimeError('unloading a failed')" in caplog.text  # the error, named
 
 
 def test_the_restorations_exclusion_is_kept_for_the_revalidation() -> None:
@@ -398,4 +402,31 @@ def test_a_deferral_during_a_failed_add_is_seen_whatever_the_count_was() -> None
         admission.admit("x")
     assert admission._restorations_deferred == 2
     assert owner.restores == [None]  # the bound the restoration left to it
+    assert owner.book.slots == {}
+
+
+def test_an_add_whose_victims_partly_went_restores_when_it_fails_later() -> None:
+    """Victims that went before a busy one count for good: an add that later fails
+    restores the bound (kills forgetting them at the next busy victim, and restoring
+    only when a restoration also deferred to it)."""
+    admission, owner, _ = _admission(1, loaded=("a", "b"))
+    owner.busy = ["b", "b"]  # a goes; b is busy twice
+    guards = 0
+    plain_guard = owner._lru_guard
+
+    @contextlib.contextmanager
+    def guard(deadline: float | None = None) -> Iterator[None]:
+        nonlocal guards
+        guards += 1
+        if guards == 5:  # after the second busy b: the lock wait times out
+            raise LockTimeout("the LRU lock", 0)
+        with plain_guard(deadline):
+            yield
+
+    owner._lru_guard = guard  # type: ignore[method-assign]
+    with pytest.raises(LockTimeout):
+        admission.admit("x")
+    assert [victims for victims, _ in owner.evicted] == [["a", "b"], ["b"]]
+    assert owner.restores == [None]  # its admission took effect: it restores
+    assert admission._restorations_deferred == 0
     assert owner.book.slots == {}
