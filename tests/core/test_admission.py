@@ -430,3 +430,21 @@ def test_an_add_whose_victims_partly_went_restores_when_it_fails_later() -> None
     assert owner.restores == [None]  # its admission took effect: it restores
     assert admission._restorations_deferred == 0
     assert owner.book.slots == {}
+
+
+def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """The quiet log keys a probe failure by its kind: a second kind within the minute
+    is still logged (kills keying every failure alike)."""
+    errors = [OSError("first"), ValueError("second")]
+
+    class Flaky(_Probe):
+        def release_cache(self) -> None:
+            raise errors.pop(0)
+
+    admission, _, counters = _admission(2, probe=Flaky(0.0), threshold=0.5)
+    with caplog.at_level(logging.WARNING, logger="test_admission"):
+        admission.release_memory()
+        admission.release_memory()
+    assert "OSError('first')" in caplog.text
+    assert "ValueError('second')" in caplog.text
+    assert _count(counters, "memory_probe_errors") == 2
