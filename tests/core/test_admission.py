@@ -69,6 +69,7 @@ class _Owner:
         self.book, self.inner, self.lock = book, inner, lock
         self.evicted: list[tuple[list[str], str]] = []
         self.busy: list[str] = []  # victims found busy, one each, in order
+        self.rescue: list[str] = []  # victims rescued by a use before their commit
         self.fail: set[str] = set()  # victims whose unload fails
         self.restores: list[str | None] = []
         self.admission: AdmissionControl | None = None
@@ -83,6 +84,11 @@ class _Owner:
         self.evicted.append((list(victims), cause))
         went = 0
         for victim in victims:
+            if self.rescue and self.rescue[0] == victim:  # used meanwhile: skipped
+                self.rescue.pop(0)
+                with self.lock:
+                    self.book.use(victim)
+                continue
             if self.busy and self.busy[0] == victim:
                 self.busy.pop(0)
                 with self.lock:
@@ -448,3 +454,71 @@ def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFi
     assert "OSError('first')" in caplog.text
     assert "ValueError('second')" in caplog.text
     assert _count(counters, "memory_probe_errors") == 2
+
+
+def _timing_out_at(owner: _Owner, attempt: int) -> None:
+    """Make the owner's ``attempt``-th lock acquisition time out."""
+    guards = 0
+    plain_guard = owner._lru_guard
+
+    @contextlib.contextmanager
+    def guard(deadline: float | None = None) -> Iterator[None]:
+        nonlocal guards
+        guards += 1
+        if guards == attempt:
+            raise LockTimeout("the LRU lock", 0)
+        with plain_guard(deadline):
+            yield
+
+    owner._lru_guard = guard  # type: ignore[method-assign]
+
+
+def test_victims_that_went_over_several_rounds_all_count() -> None:
+    """One victim goes in the first round (two rescued), one more in the second before a
+    busy one: the add that then fails restores (kills counting the first round's
+    victims with the wrong sign, which cancels the second round's)."""
+    admission, owner, _ = _admission(2, loaded=("a", "b", "c", "d"))
+    owner.rescue = ["b", "c"]  # used meanwhile: now the most recent, after d
+    owner.busy = ["b"]
+    _timing_out_at(owner, 4)
+    with pytest.raises(LockTimeout):
+        admission.admit("x")
+    assert [victims for victims, _ in owner.evicted] == [["a", "b", "c"], ["d", "b"]]
+    assert owner.restores == [None]
+
+
+def test_an_add_whose_room_is_taken_by_a_load_in_flight_waits_for_it() -> None:
+    """Its victims went, but another add's load (unlisted, holding a slot) took the room:
+    the add waits for that load, holding its slot, even where it could go over the bound
+    (kills counting listed ids as loads in flight instead of unlisted ones)."""
+    admission, owner, counters = _admission(1, loaded=("a",))
+    owner.over_room_taken = True  # it could be admitted over the bound
+    plain_evict = owner._evict
+
+    def evict(victims: list[str], cause: str, batch: object) -> int:
+        went = plain_evict(victims, cause, batch)
+        with owner.lock:
+            owner.book.reserve("y")  # another cold add's load, in flight
+        return went
+
+    owner._evict = evict  # type: ignore[method-assign]
+    with pytest.raises(LockTimeout, match="a free slot for model 'x'"):
+        admission.admit("x")
+    assert _count(counters, "pinned_overflow") == 0
+    assert owner.book.slots == {"y": 1}
+
+
+def test_restoration_failures_of_two_kinds_are_both_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Kills keying every restoration failure alike in the quiet log."""
+    admission, owner, counters = _admission(1, loaded=("a", "b"))
+    owner.fail = {"a"}
+    with caplog.at_level(logging.WARNING, logger="test_admission"):
+        admission.maybe_over = True
+        admission.restore()  # the unload fails
+        owner.book.choose("b", RESTORATION, object())  # another restoration's, undecided
+        admission.restore()  # its wait times out (timeout 0)
+    assert "RuntimeError('unloading a failed')" in caplog.text
+    assert "LockTimeout(" in caplog.text
+    assert _count(counters, "restoration_failures") == 2
