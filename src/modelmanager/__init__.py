@@ -17,6 +17,7 @@ from modelmanager.errors import ModelNotFound as ModelNotFound
 from modelmanager.errors import UnsupportedOperation as UnsupportedOperation
 from modelmanager.link import InnerLink as InnerLink
 from modelmanager.link import LayerLink as LayerLink
+from modelmanager.link import LeaseSteps as LeaseSteps
 from modelmanager.link import TryLifecycle as TryLifecycle
 from modelmanager.link import WarmHit as WarmHit
 from modelmanager.link import WarmRecord as WarmRecord
@@ -38,6 +39,7 @@ from modelmanager.statistics import ManagerStatistics as ManagerStatistics
 
 CONCURRENCY_MODULES: tuple[str, ...] = (
     "modelmanager._quiet_log",
+    "modelmanager.decorators._cache_admission",
     "modelmanager.decorators.fixed_size_cache",
     "modelmanager.leases",
     "modelmanager.lifecycle",
@@ -54,6 +56,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidArgumentType",
     "LayerLink",
+    "LeaseSteps",
     "LifecycleEntryInfo",
     "LockTimeout",
     "ManagerLike",

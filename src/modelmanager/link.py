@@ -25,10 +25,18 @@ part only while what the part stands in for is its own unchanged code:
   victim instead of waiting for it while holding choices others wait for).
   It stands in for ``lifecycle``: a layer that changes ``lifecycle`` must not
   forward its inner layer's.
+* ``lease_steps`` (a :class:`LeaseSteps`): ``take(resolved_id) -> model``
+  takes a lease as entering ``lease(resolved_id)`` does (raises
+  :class:`~modelmanager.ModelNotFound`, nothing changed, when the id is not
+  loaded), and ``give_back(resolved_id)`` ends one taken so, as exiting the
+  lease does. They stand in for ``lease``, so an outer layer whose own lease
+  adds to the inner one (a cache) pays for no second context manager; a
+  layer that changes ``lease`` must not forward its inner layer's.
 
-A pass-through layer forwards its inner layer's ``warm_hit`` and
-``try_lifecycle`` (never the ``warm_view``: the records are not its own), each
-only while it does not override the method the part stands in for; a layer
+A pass-through layer forwards its inner layer's ``warm_hit``,
+``try_lifecycle`` and ``lease_steps`` (never the ``warm_view``: the records
+are not its own), each only while it does not override the method the part
+stands in for; a layer
 may also offer its own ``warm_hit`` (one that counts, then asks the inner
 one). :class:`LayerLink` is the ready-made value; ``LayerLink()`` offers
 nothing, and an outer layer then takes its full protocol.
@@ -45,9 +53,12 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 if TYPE_CHECKING:  # annotations only: this module creates no lock
     import threading
 
+    from modelmanager.protocols import Model
+
 __all__ = [
     "InnerLink",
     "LayerLink",
+    "LeaseSteps",
     "TryLifecycle",
     "WarmHit",
     "WarmRecord",
@@ -87,6 +98,15 @@ class WarmView(NamedTuple):
     records: Mapping[str, WarmRecord]
 
 
+class LeaseSteps(NamedTuple):
+    """A layer's lease, as two steps for the layer directly above it (module doc)."""
+
+    take: Callable[[str], Model]
+    """``take(resolved_id) -> model``: what entering ``lease(resolved_id)`` does."""
+    give_back: Callable[[str], None]
+    """``give_back(resolved_id)``: what exiting a lease taken by ``take`` does."""
+
+
 class InnerLink(Protocol):
     """What a layer offers the layer directly above it (module doc); None: not offered."""
 
@@ -102,6 +122,10 @@ class InnerLink(Protocol):
     def try_lifecycle(self) -> TryLifecycle | None:
         """The non-waiting lifecycle take standing in for this layer's ``lifecycle``."""
 
+    @property
+    def lease_steps(self) -> LeaseSteps | None:
+        """The take and give-back standing in for this layer's ``lease``."""
+
 
 class LayerLink(NamedTuple):
     """The ready-made :class:`InnerLink`; every part defaults to None (not offered)."""
@@ -109,6 +133,7 @@ class LayerLink(NamedTuple):
     warm_view: WarmView | None = None
     warm_hit: WarmHit | None = None
     try_lifecycle: TryLifecycle | None = None
+    lease_steps: LeaseSteps | None = None
 
 
 def clear_each(resolved_ids: Iterable[str], remove: Callable[[str], None]) -> None:

@@ -64,7 +64,7 @@ from modelmanager._validation import (
 from modelmanager.errors import LockTimeout, ModelNotFound
 from modelmanager.leases import LeaseTable
 from modelmanager.lifecycle import LifecycleTable
-from modelmanager.link import InnerLink, LayerLink, WarmView, clear_each
+from modelmanager.link import InnerLink, LayerLink, LeaseSteps, WarmView, clear_each
 from modelmanager.protocols import Model, ModelFactory
 from modelmanager.records import LifecycleEntryInfo, ModelDescription
 from modelmanager.statistics import Counters, ManagerStatistics
@@ -388,7 +388,8 @@ class ModelManager:
         in for: ``warm_view`` (the state lock and records) while it keeps
         ``add_model`` and its warm step, ``warm_hit`` (that warm step) while
         it keeps ``add_model``, ``try_lifecycle`` (a non-waiting take of the
-        id's lifecycle) while it keeps ``lifecycle``. A subclass's override
+        id's lifecycle) while it keeps ``lifecycle``, ``lease_steps`` (a lease's
+        take and give-back) while it keeps ``lease``. A subclass's override
         then runs on every call instead.
         """
         cls, base = type(self), ModelManager
@@ -401,6 +402,11 @@ class ModelManager:
             ),
             warm_hit=self._warm_hit if own_add else None,
             try_lifecycle=self._try_lifecycle if cls.lifecycle is base.lifecycle else None,
+            lease_steps=(
+                LeaseSteps(self._take_lease, self._leases.give_back)
+                if cls.lease is base.lease
+                else None
+            ),
         )
 
     def __repr__(self) -> str:

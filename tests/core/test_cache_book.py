@@ -421,3 +421,51 @@ def test_repr_shows_the_book() -> None:
     assert "chosen by 'b'" in text
     assert "slots={'c': 1}" in text
     assert "pins=['a']" in text
+
+
+class _Record:
+    """A shared record as the warm path sees it (``modelmanager.link.WarmRecord``)."""
+
+    def __init__(self, unloading: bool = False) -> None:
+        self.unloading, self.hits = unloading, 0
+
+
+def test_warm_use_is_a_use_that_the_inner_layer_answers_or_nothing() -> None:
+    book = CacheBook()
+    a, b, c = _Record(), _Record(), _Record(unloading=True)
+    book.adopt(["a", "b", "c"], [a, b, c])
+    assert book.warm_use("a", False, None)  # shared mode: a live record counts the hit
+    assert (book.order(), a.hits) == (["b", "c", "a"], 1)
+    assert not book.warm_use("c", False, None)  # the record is being torn down
+    assert not book.warm_use("x", False, None)  # not listed
+    book.choose("b", "x")
+    assert book.warm_use("b", True, None)  # a chosen victim is rescued, and pinned
+    assert (book.state("b"), book.order()[-1], "b" in book.pins) == (
+        IdState.COMMITTED,
+        "b",
+        True,
+    )
+    book.choose("a", "x")
+    book.start_unload("a")
+    assert not book.warm_use("a", False, None)  # a committed victim: never a warm hit
+    assert (book.state("a"), a.hits) == (IdState.UNLOADING, 1)
+    asked: list[str] = []
+
+    def inner_hit(resolved_id: str) -> bool:
+        asked.append(resolved_id)
+        return resolved_id != "c"
+
+    assert not book.warm_use("c", False, inner_hit)  # the inner layer says no: unchanged
+    assert book.order() == ["c", "a", "b"]
+    assert book.warm_use("b", False, inner_hit)
+    assert asked == ["c", "b"]
+    assert "c" not in book.pins
+
+
+def test_listed_among_and_order_and_leaving() -> None:
+    book = CacheBook()
+    book.adopt(["a", "b", "c"])
+    assert book.listed_among(["c", "x", "a"]) == ["c", "a"]
+    book.choose("a", None)
+    book.start_remove("b")
+    assert book.order_and_leaving() == (["a", "b", "c"], frozenset({"b"}))

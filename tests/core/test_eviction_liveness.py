@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from modelmanager import Model, ModelManager, WithFixedSizeCache
+from modelmanager.decorators._cache_admission import AdmissionControl
 from modelmanager.decorators._cache_book import IdState
 
 from .helpers import FakeRegistry, join, run_in_thread
@@ -59,8 +60,20 @@ class _Manager(ModelManager):
         return super()._take_lease(resolved_id)
 
 
+class _Admission(AdmissionControl):
+    """Reports each wait for a busy victim's lifecycle to its cache."""
+
+    def await_lifecycle(self, victim: str) -> None:
+        owner = self._owner
+        assert isinstance(owner, _Cache)
+        owner.awaiting_lifecycle()
+        super().await_lifecycle(victim)
+
+
 class _Cache(WithFixedSizeCache):
     """Pauses the thread named ``T`` as its first eviction starts (victims chosen)."""
+
+    admission_class = _Admission
 
     def __init__(self, manager: ModelManager, max_size: int, **options: Any) -> None:
         super().__init__(manager, max_size=max_size, queue_lock_timeout=GATE, **options)
@@ -68,6 +81,8 @@ class _Cache(WithFixedSizeCache):
         self.awaiting = threading.Event()
         self._waits: dict[str, threading.Event] = {}
         self._lru_changed = _WatchedCondition(self._lru_lock, self.waiting)
+        self._admission._changed = self._lru_changed
+        self._evictions._changed = self._lru_changed
 
     def waiting(self, name: str) -> threading.Event:
         """Set once thread ``name`` waits on the cache's condition or for a lifecycle."""
@@ -86,11 +101,11 @@ class _Cache(WithFixedSizeCache):
             assert pair[1].wait(GATE), "test never resumed the eviction"
         return super()._evict_one(victim)
 
-    def _await_lifecycle(self, victim: str) -> None:
+    def awaiting_lifecycle(self) -> None:
+        """The current thread is about to wait for a busy victim's lifecycle."""
         if threading.current_thread().name == "T":
             self.awaiting.set()
         self.waiting(threading.current_thread().name).set()
-        super()._await_lifecycle(victim)
 
 
 class _WatchedCondition(threading.Condition):

@@ -70,6 +70,7 @@ def test_a_rollback_leaves_a_newer_evictions_marks_alone() -> None:
         cache.add_model(model_id)
     held = _HeldFailureCount(cache._counters)
     cache._counters = held  # type: ignore[assignment]
+    cache._evictions._counters = held  # type: ignore[assignment]
     registry.clear_errors["m1"] = _UnloadFailed("m1")
     first_entered, first_release = threading.Event(), threading.Event()
     registry.clear_gates["m1"] = (first_entered, first_release)

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 import pytest
 
 from modelmanager import ModelManager, ModelManagerDecorator, WithFixedSizeCache
+from modelmanager.decorators._cache_admission import AdmissionControl
 from modelmanager.decorators._cache_book import CacheBook
 from modelmanager.decorators._cache_policy import CapacityPolicy
 from modelmanager.leases import LeaseTable
@@ -43,6 +44,7 @@ CONSUMERS = ("models_spec", "stateful_tests", "examples", "benchmarks")
 FOREIGN = (ROOT / "models_spec" / "targets" / "roboflow_inference",)
 
 EXTENSIBLE: tuple[type, ...] = (
+    AdmissionControl,
     CacheBook,
     CapacityPolicy,
     Counters,

@@ -50,7 +50,7 @@ class CountingLayer(ModelManagerDecorator):
         inner = self.manager.inner_link()
         inner_hit = inner.warm_hit
         if inner_hit is None:
-            return LayerLink(try_lifecycle=inner.try_lifecycle)
+            return LayerLink(try_lifecycle=inner.try_lifecycle, lease_steps=inner.lease_steps)
 
         def counted(resolved_id: str) -> bool:
             if inner_hit(resolved_id):
@@ -59,7 +59,9 @@ class CountingLayer(ModelManagerDecorator):
             return False
 
         warm_hit: WarmHit = counted
-        return LayerLink(warm_hit=warm_hit, try_lifecycle=inner.try_lifecycle)
+        return LayerLink(
+            warm_hit=warm_hit, try_lifecycle=inner.try_lifecycle, lease_steps=inner.lease_steps
+        )
 
 
 class PlainOverride(ModelManagerDecorator):
@@ -249,3 +251,73 @@ def test_a_manager_that_overrides_lifecycle_offers_no_lifecycle_take() -> None:
     cache.add_model("b")  # evicts a
     assert cache.keys() == ["b"]
     assert "a" in manager.asked
+
+
+class LeaseCountingManager(ModelManager):
+    """A manager whose ``lease`` override counts the leases asked of it."""
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self.leases_asked = 0
+
+    def lease(self, model_id: str) -> AbstractContextManager[Any]:
+        self.leases_asked += 1
+        return super().lease(model_id)
+
+
+def test_lease_steps_are_offered_while_the_lease_is_the_managers_own() -> None:
+    """A manager offers its lease's take and give-back; an override of ``lease`` withdraws
+    them; a pass-through layer forwards them, a layer overriding ``lease`` and the cache
+    (whose lease adds to the inner one) do not."""
+    manager = ModelManager(FakeRegistry())
+    steps = manager.inner_link().lease_steps
+    assert steps is not None
+    manager.add_model("a")
+    model = steps.take("a")
+    assert model is manager["a"]
+    assert manager.lease_counts() == {"a": 1}
+    steps.give_back("a")
+    assert manager.lease_counts() == {}
+    assert ModelManagerDecorator(manager).inner_link().lease_steps == steps
+    assert LeaseCountingManager(FakeRegistry()).inner_link().lease_steps is None
+    assert WithFixedSizeCache(manager).inner_link().lease_steps is None
+
+    class LeaseOverride(ModelManagerDecorator):
+        def lease(self, model_id: str) -> AbstractContextManager[Any]:
+            return super().lease(model_id)
+
+    assert LeaseOverride(manager).inner_link().lease_steps is None
+
+
+def test_a_cache_over_an_overridden_lease_calls_it_once_per_lease() -> None:
+    """Without lease steps the cache wraps the inner layer's own ``lease`` (created when the
+    cache's lease is), so an override of it runs for every lease."""
+    manager = LeaseCountingManager(FakeRegistry())
+    cache = WithFixedSizeCache(manager, max_size=2)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    assert manager.leases_asked == 1
+    with lease as model:
+        assert model is manager["a"]
+        assert manager.lease_counts() == {"a": 1}
+    assert manager.lease_counts() == {}
+    with cache.acquire("b"):
+        assert manager.lease_counts() == {"b": 1}
+    assert manager.leases_asked == 2
+
+
+@pytest.mark.parametrize("manager_class", [ModelManager, LeaseCountingManager])
+def test_a_cache_lease_is_entered_once_and_given_back_once(manager_class: type) -> None:
+    """Through the steps or the inner lease alike: a second entry raises and changes nothing,
+    an exit without an entry gives nothing back, and an exit after one gives one lease back."""
+    manager = manager_class(FakeRegistry())
+    cache = WithFixedSizeCache(manager, max_size=2)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    lease.__exit__(None, None, None)  # never entered: nothing to give back
+    with lease:
+        with pytest.raises(RuntimeError, match="entered twice"):
+            lease.__enter__()
+        assert manager.lease_counts() == {"a": 1}
+    lease.__exit__(None, None, None)  # already given back
+    assert manager.lease_counts() == {}

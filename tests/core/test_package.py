@@ -17,6 +17,7 @@ DOCUMENTED_ALL = [
     "InvalidArgument",
     "InvalidArgumentType",
     "LayerLink",
+    "LeaseSteps",
     "LifecycleEntryInfo",
     "LockTimeout",
     "ManagerLike",

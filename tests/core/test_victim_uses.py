@@ -64,6 +64,8 @@ class _Eviction:
         self.progress = threading.Event()
         self.condition = _WatchedCondition(self.cache._lru_lock, self.progress)
         self.cache._lru_changed = self.condition
+        self.cache._admission._changed = self.condition
+        self.cache._evictions._changed = self.condition
         self.entered, self.release = threading.Event(), threading.Event()
         registry.clear_gates["b"] = (self.entered, self.release)
         if fail:

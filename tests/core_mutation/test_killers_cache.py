@@ -27,6 +27,7 @@ from modelmanager import (
     ScriptedMemoryProbe,
     WithFixedSizeCache,
 )
+from modelmanager.decorators._cache_admission import AdmissionControl
 from modelmanager.decorators._cache_book import BookError, CacheBook, IdState
 from modelmanager.decorators._cache_policy import CapacityPolicy
 from models_spec.adapter import CoreAdapter
@@ -555,6 +556,22 @@ def test_an_add_that_fails_while_holding_its_slot_gives_it_back() -> None:
     assert cache.keys() == ["b"]
 
 
+class _AnnouncingAdmission(AdmissionControl):
+    """The admission of :class:`_AnnouncesWaits`: announces each of its waits."""
+
+    def wait_full_locked(self, deadline: float, resolved_id: str) -> None:
+        owner = self._owner
+        assert isinstance(owner, _AnnouncesWaits)
+        owner.announce(resolved_id)
+        super().wait_full_locked(deadline, resolved_id)
+
+    def wait_locked(self, deadline: float, resolved_id: str) -> None:
+        owner = self._owner
+        assert isinstance(owner, _AnnouncesWaits)
+        owner.announce(resolved_id)
+        super().wait_locked(deadline, resolved_id)
+
+
 class _AnnouncesWaits(WithFixedSizeCache):
     """Announces each wait for room (``_wait_full_locked``) and each wait for an
     in-flight load or undecided eviction (``_wait_locked``), per id, by setting
@@ -566,19 +583,14 @@ class _AnnouncesWaits(WithFixedSizeCache):
     def announce_for(self, ids: Iterable[str]) -> None:
         self.announced = {(rid, n): lockstep.threading.Event() for rid in ids for n in range(1, 33)}
 
-    def _announce(self, resolved_id: str) -> None:
+    def announce(self, resolved_id: str) -> None:
+        """Announce the next wait of ``resolved_id``."""
         n = 1
         while self.announced[(resolved_id, n)].is_set():
             n += 1
         self.announced[(resolved_id, n)].set()
 
-    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
-        self._announce(resolved_id)
-        super()._wait_full_locked(deadline, resolved_id)
-
-    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
-        self._announce(resolved_id)
-        super()._wait_locked(deadline, resolved_id)
+    admission_class = _AnnouncingAdmission
 
 
 def test_an_unpin_wakes_every_add_waiting_for_room() -> None:
@@ -649,7 +661,7 @@ class _RestoresAtTheRollback(WithFixedSizeCache):
 
     def _rollback_eviction(self, victims: list[str], batch: object) -> None:
         super()._rollback_eviction(victims, batch)
-        self._maybe_over = True  # what another add's weighted commit leaves
+        self._admission.maybe_over = True  # what another add's weighted commit leaves
         self._restore()
 
 
@@ -734,10 +746,10 @@ def test_failed_evictions_leave_no_bookkeeping_behind() -> None:
     for _ in range(3):
         with pytest.raises(ScriptedUnloadError):
             cache.add_model("b")  # victim a: its unload fails
-        assert cache._batch_tickets == {}
+        assert cache._admission._batch_tickets == {}
     cache.add_model("b")
     assert cache.keys() == ["b"]
-    assert cache._batch_tickets == {}
+    assert cache._admission._batch_tickets == {}
 
 
 def test_capacity_victims_stop_once_their_weights_add_up() -> None:

@@ -77,8 +77,8 @@ def test_an_object_an_adapter_names_must_be_watchable() -> None:
 
 
 def _declarations() -> dict[str, dict[str, str]]:
+    import modelmanager.decorators._cache_admission as admission_module
     import modelmanager.decorators._cache_book as book_module
-    import modelmanager.decorators.fixed_size_cache as cache_module
     import modelmanager.leases as leases_module
     import modelmanager.lifecycle as lifecycle_module
     import modelmanager.manager as manager_module
@@ -89,7 +89,7 @@ def _declarations() -> dict[str, dict[str, str]]:
         lifecycle_module.LifecycleTable,
         leases_module.LeaseTable,
         statistics_module.Counters,
-        cache_module.WithFixedSizeCache,
+        admission_module.AdmissionControl,
         book_module.CacheBook,
     ]
     return {cls.__name__: dict(vars(cls)["__benign_races__"]) for cls in classes}

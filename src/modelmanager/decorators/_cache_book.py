@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import enum
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 __all__ = ["BookError", "CacheBook", "IdState"]
@@ -207,6 +207,17 @@ class CacheBook:
         """Listed ids whose unload or removal runs (UNLOADING, REMOVING); O(marks)."""
         return (rid for rid, mark in self.marks.items() if mark.state is not _EVICTING)
 
+    def listed_among(self, resolved_ids: Iterable[str]) -> list[str]:
+        """The listed ids among ``resolved_ids``, in their order (O(len(resolved_ids)))."""
+        lru = self.lru
+        return [resolved_id for resolved_id in resolved_ids if resolved_id in lru]
+
+    def order_and_leaving(self) -> tuple[list[str], frozenset[str]]:
+        """The listed ids, least recently used first, and those of them whose unload
+        or removal runs (UNLOADING, REMOVING): copies (O(n))."""
+        marks = self.marks
+        return list(self.lru), frozenset(self.leaving()) if marks else frozenset()
+
     def order(self) -> list[str]:
         """The listed ids, least recently used first (a copy; O(n))."""
         return list(self.lru)
@@ -283,6 +294,40 @@ class CacheBook:
             if mark.chosen:
                 self._unchoose(resolved_id, mark)
         lru.move_to_end(resolved_id)
+        return True
+
+    def warm_use(
+        self, resolved_id: str, pin: bool, inner_hit: Callable[[str], bool] | None
+    ) -> bool:
+        """A warm add (the cache's warm path, its lock held), or False, nothing changed.
+
+        A listed id that is not UNLOADING and that the inner layer answers as
+        a warm hit moves to the most-recent end, a chosen victim is rescued
+        (as :meth:`use`), and it is pinned if ``pin``. With ``inner_hit`` None
+        the payload is the inner manager's shared record
+        (:class:`~modelmanager.link.WarmRecord`, under the same lock): it must
+        be live (not ``unloading``), and its ``hits`` counts this one; else
+        ``inner_hit(resolved_id)`` records the hit (or answers False).
+        """
+        lru = self.lru
+        record = lru.get(resolved_id)
+        if record is None:
+            return False
+        marks = self.marks
+        mark = marks.get(resolved_id) if marks else None
+        if mark is not None and mark.state is _UNLOADING:
+            return False
+        if inner_hit is None:
+            if record.unloading:
+                return False
+            record.hits += 1
+        elif not inner_hit(resolved_id):
+            return False
+        lru.move_to_end(resolved_id)
+        if mark is not None and mark.chosen:
+            self._unchoose(resolved_id, mark)
+        if pin:
+            self.pins.add(resolved_id)
         return True
 
     def choose(self, resolved_id: str, requester: str | None, batch: object = None) -> None:

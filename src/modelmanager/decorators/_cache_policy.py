@@ -102,9 +102,6 @@ class CapacityPolicy:
         self.max_size = max_size
         self.max_weight = max_weight
         self.estimates: Mapping[str, int] = estimates if estimates is not None else {}
-        self.restoring_exclude: str | None = None
-        """What the restoration whose victims are undecided must not evict (its
-        ``exclude``; evictions run one at a time, so there is at most one)."""
 
     # ----------------------------------------------------------- occupancy
 
@@ -245,7 +242,13 @@ class CapacityPolicy:
         """
         return self.capacity_victims(limit, leased, exclude)
 
-    def still_chosen(self, victim: str, requester: str | None, leased: Collection[str]) -> bool:
+    def still_chosen(
+        self,
+        victim: str,
+        requester: str | None,
+        leased: Collection[str],
+        restoring_exclude: str | None = None,
+    ) -> bool:
         """At an eviction's commit: whether ``victim`` (its choice dropped) is still chosen.
 
         A memory victim (``requester`` None) always is: the probe decided, not
@@ -254,12 +257,14 @@ class CapacityPolicy:
         unpin, a lease given back or a removal may have changed either).
         Earlier victims of the same batch are gone and later ones are still
         marked chosen, so for the base selection ``victim`` must be the
-        least-recent evictable id.
+        least-recent evictable id. A restoration's victim is when
+        :meth:`restoration_victims` would choose it again, never evicting
+        ``restoring_exclude`` (that restoration's ``exclude``).
         """
         if requester is None:
             return True
         if requester == RESTORATION:
-            return victim in self.restoration_victims(leased, self.restoring_exclude)
+            return victim in self.restoration_victims(leased, restoring_exclude)
         # The add that chose it holds its slot while it evicts (counted in the
         # occupancy, see admit_held): what is over the bounds now is what must
         # go. A removal or a released slot may have made room meanwhile, and an

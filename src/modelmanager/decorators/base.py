@@ -181,7 +181,8 @@ class ModelManagerDecorator:
         """The inner layer's link, forwarded as far as this layer passes through.
 
         ``warm_hit`` while this class keeps :meth:`add_model` (an override must
-        see every add), ``try_lifecycle`` while it keeps :meth:`lifecycle`;
+        see every add), ``try_lifecycle`` while it keeps :meth:`lifecycle`,
+        ``lease_steps`` while it keeps :meth:`lease`;
         never ``warm_view``: the records are the inner layer's, for the layer
         directly above it (:mod:`modelmanager.link`).
         """
@@ -190,6 +191,7 @@ class ModelManagerDecorator:
         return LayerLink(
             warm_hit=link.warm_hit if cls.add_model is base.add_model else None,
             try_lifecycle=link.try_lifecycle if cls.lifecycle is base.lifecycle else None,
+            lease_steps=link.lease_steps if cls.lease is base.lease else None,
         )
 
     # The optional methods (OPTIONAL_METHODS), delegated by name.

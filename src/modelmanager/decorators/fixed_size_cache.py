@@ -1,19 +1,28 @@
 """WithFixedSizeCache: a bounded LRU of loaded models, with pins and memory pressure.
 
-This module is the cache's concurrency protocol and public API: locks,
-lifecycle borrowing, bounded waits and deadlines, revalidation. What it
-keeps (per-id states, slots, LRU order, pins) is
-:class:`~modelmanager.decorators._cache_book.CacheBook`, lock-free; what it
-decides (occupancy, victims, admission) is
-:class:`~modelmanager.decorators._cache_policy.CapacityPolicy`, pure. The
-design, the interleavings each rule answers and what it gives up are in
+This module is the cache's public API, its lock, its warm path and its
+calls into the inner layer. The rest is in small modules, one concept each:
+
+* what it keeps (per-id states, slots, LRU order, pins, weights):
+  :class:`~modelmanager.decorators._cache_book.CacheBook`, lock-free, used
+  through its methods;
+* what it decides (occupancy, victims, admission decisions):
+  :class:`~modelmanager.decorators._cache_policy.CapacityPolicy`, pure;
+* the admission protocol (tickets, eviction batches, waits for room,
+  restoration and its deferral, weight estimates, memory rounds):
+  :class:`~modelmanager.decorators._cache_admission.AdmissionControl`;
+* the evictions (unloading chosen victims outside the lock):
+  :class:`~modelmanager.decorators._cache_eviction.Evictions`;
+* the validated options and the parts the helpers share:
+  :mod:`~modelmanager.decorators._cache_options`.
+
+The design, the interleavings each rule answers and what it gives up are in
 ``docs/cache-design.md``; the contract is in the docstrings below.
 
 Internal extension points (:attr:`WithFixedSizeCache.EXTENSION_POINTS`: the
 private names a known-bug variant may override, one step each; an override
 may use the book, its lock and its condition,
-:attr:`WithFixedSizeCache.EXTENSION_HELPERS`, and the public API; the
-cache's own, then the two classes it is built from):
+:attr:`WithFixedSizeCache.EXTENSION_HELPERS`, and the public API):
 
 * ``_bookkeeping_lock(view)`` — the lock guarding the book (the inner
   manager's state lock when its link offers a :class:`~modelmanager.link.WarmView`).
@@ -23,40 +32,42 @@ cache's own, then the two classes it is built from):
 * ``_joined_hit(resolved_id, request) -> bool`` — after admission: loaded by
   a concurrent add meanwhile; a hit that does not move the id.
 * ``_load(request)`` — the inner ``add_model`` (under the id's lifecycle).
-* ``_admit(resolved_id)`` — memory eviction, then a capacity slot.
-* ``_reserve_or_select_locked(resolved_id, deadline) -> list[str]`` — apply
-  the policy's admission decisions until a slot is reserved or victims chosen.
+* ``_admit(resolved_id)`` — memory eviction, then a capacity slot
+  (:meth:`AdmissionControl.admit`).
 * ``_admits_over_room_taken(resolved_id) -> bool`` — whether an add whose
   victims went but whose room was taken meanwhile loads over the bound
   ("proceed" and the documented cases) or decides again ("wait", "refuse").
-* ``_evict_for_memory(resolved_id, deadline)`` / ``_evict_memory_round(...)``.
-* ``_evict(victims, cause) -> int`` / ``_evict_one(victim) -> bool`` (which
-  takes the victim's lifecycle without waiting: a busy victim's batch is
-  dropped and the admission decides again, I17), and its three steps:
+* ``_evict(victims, cause, batch) -> int`` / ``_evict_one(victim) -> bool``
+  (which takes the victim's lifecycle without waiting: a busy victim's batch
+  is dropped and the admission decides again, I17), and its three steps:
   ``_hold_victim(victim)`` (that take), ``_victim_gone(victim) -> bool`` and
   ``_confirm_victim_locked(victim) -> batch | None`` (the re-check and the
-  commit to the unload).
+  commit to the unload); :class:`Evictions` runs each through these names.
 * ``_rollback_eviction(victims, batch)`` — a failed eviction: its own marks go, positions stay.
 * ``_commit_load(resolved_id, pin)`` — list the id after a successful load.
 * ``_release_slot(resolved_id)`` — the slot of a failed or joined load;
   ``_notify_slot_freed()`` — its wake-up of the adds waiting for room.
 * ``_forget(resolved_id)`` — unlist the id after a successful unload.
 * ``_restore(exclude)`` — evict back within the bounds after a lease or pin
-  ends or a cold add finishes.
-* ``_measure_free_fraction()`` / ``_release_memory()`` — probe calls.
-* ``book_class`` (a :class:`CacheBook` subclass) and ``policy_class`` (a
-  :class:`CapacityPolicy` subclass, whose methods are listed in its module).
+  ends or a cold add finishes (:meth:`AdmissionControl.restore`).
+* ``book_class`` (a :class:`CacheBook` subclass), ``policy_class`` (a
+  :class:`CapacityPolicy` subclass) and ``admission_class`` (an
+  :class:`AdmissionControl` subclass): their public methods are the finer
+  steps, listed in their modules (an admission's waits, its choice of
+  victims, its memory rounds and probe calls).
 
-The warm path of ``add_model`` (written once, inline in ``add_model``) is used
-only while a subclass keeps ``_add``, ``_warm_hit`` and ``_load``, and the
-inner layer's :meth:`inner_link` offers a warm step: a
-:class:`~modelmanager.link.WarmView` (a ``ModelManager`` directly beneath) or
-a ``warm_hit`` (a manager under pass-through decorators). A cache offers none
-(the inherited :meth:`ModelManagerDecorator.inner_link` drops it, as for any
-layer that overrides ``add_model``: the warm path lives in :meth:`add_model`
-only, one copy, no extra call on the hottest path), so a cache over a cache
-takes the full protocol, whose inner add is the inner cache's warm path; it
-forwards ``try_lifecycle``.
+The warm path of ``add_model`` (written once, in ``add_model``, one call of
+:meth:`CacheBook.warm_use` under the lock) is used only while a subclass
+keeps ``_add``, ``_warm_hit`` and ``_load``, and the inner layer's
+:meth:`inner_link` offers a warm step: a :class:`~modelmanager.link.WarmView`
+(a ``ModelManager`` directly beneath) or a ``warm_hit`` (a manager under
+pass-through decorators). A cache offers none (the inherited
+:meth:`ModelManagerDecorator.inner_link` drops it, as for any layer that
+overrides ``add_model``), so a cache over a cache takes the full protocol,
+whose inner add is the inner cache's warm path; it forwards
+``try_lifecycle``. A lease takes and gives back the inner lease through its
+:class:`~modelmanager.link.LeaseSteps` when the link offers them (else it
+wraps the inner ``lease``).
 """
 
 # Design notes (the essay is docs/cache-design.md):
@@ -72,6 +83,13 @@ forwards ``try_lifecycle``.
 # (_commit_load, _forget, rollbacks), where a timeout could only report a
 # success as a failure (B16).
 #
+# The observers answer from the committed view: an id is loaded here while it
+# is listed *and* registered in the inner layer, so a cold load shows at its
+# commit and a removal at the inner unregistration, each one instant, together
+# with the LRU position. Introspection (pinned, weights, in_flight_loads) takes
+# no lock: each read is an atomic copy, so it never blocks or times out and is
+# safe from invariant checks at any point of another thread's operation.
+#
 # An id is loaded at this layer while it is listed in the book and registered
 # inside: a cold load takes effect at its commit, a removal at the inner
 # unregistration. Evictions are chosen under the lock and unloaded outside it,
@@ -82,49 +100,34 @@ forwards ``try_lifecycle``.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
 from modelmanager._quiet_log import QuietLog
-from modelmanager._validation import (
-    abbreviate_ids,
-    check_alias,
-    check_api_key,
-    check_bool,
-    check_choice,
-    check_fraction,
-    check_memory_probe,
-    check_model_id,
-    check_positive_int,
-    check_timeout,
-    check_weight,
-)
+from modelmanager._validation import check_alias, check_api_key, check_bool, check_model_id
+from modelmanager.decorators._cache_admission import AdmissionControl, remaining
 from modelmanager.decorators._cache_book import CacheBook, IdState
-from modelmanager.decorators._cache_policy import (
-    MEMORY_EVICTIONS_PER_ROUND,
-    RESTORATION,
-    Admission,
-    CapacityPolicy,
+from modelmanager.decorators._cache_eviction import Evictions
+from modelmanager.decorators._cache_options import (
+    FULL_POLICIES,
+    CacheOptions,
+    CacheParts,
+    FullPolicy,
+    Weigher,
+    adoptable,
+    weigh,
 )
+from modelmanager.decorators._cache_policy import MEMORY_EVICTIONS_PER_ROUND, CapacityPolicy
 from modelmanager.decorators.base import ModelManagerDecorator
-from modelmanager.errors import (
-    CacheFull,
-    InvalidArgument,
-    InvalidArgumentType,
-    LockTimeout,
-    ModelNotFound,
-    attach_secondary,
-    note_swallowed,
-)
-from modelmanager.link import TryLifecycle, WarmHit, WarmView, clear_each
+from modelmanager.errors import LockTimeout, ModelNotFound, attach_secondary
+from modelmanager.link import InnerLink, WarmHit, WarmView, clear_each
 from modelmanager.memory import default_memory_probe
 from modelmanager.protocols import ManagerLike, MemoryProbe, Model
 from modelmanager.records import ModelDescription
@@ -141,15 +144,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-FullPolicy = Literal["wait", "proceed", "refuse"]
-"""What a cold add does when every registered model is pinned or leased."""
-
-FULL_POLICIES: tuple[str, ...] = ("wait", "proceed", "refuse")
-"""The accepted values of ``on_full``; the first is the default."""
-
-Weigher = Callable[[str, Model], int]
-"""``weigher(resolved_id, model) -> int >= 0``: a loaded model's weight (e.g. bytes)."""
 
 _UNLOADING = IdState.UNLOADING
 
@@ -180,49 +174,34 @@ class _AddRequest:
         return self.model_id_alias if self.model_id_alias is not None else self.model_id
 
 
+_EXTENSION_POINTS = frozenset(
+    {
+        "_add",
+        "_admit",
+        "_admits_over_room_taken",
+        "_bookkeeping_lock",
+        "_commit_load",
+        "_confirm_victim_locked",
+        "_evict",
+        "_evict_one",
+        "_forget",
+        "_hold_victim",
+        "_joined_hit",
+        "_load",
+        "_notify_slot_freed",
+        "_release_slot",
+        "_restore",
+        "_rollback_eviction",
+        "_victim_gone",
+        "_warm_hit",
+    }
+)
+"""The cache's extension points (module doc): the private names a known-bug variant
+may override, each one step."""
+
+
 _FAST_ADD_STEPS = ("_add", "_warm_hit", "_load")
 """The steps the warm path of ``add_model`` stands in for (module doc)."""
-
-
-_PINNED_OR_LEASED = "every registered model is pinned or leased"
-_ROOM_TAKEN = "its victims went, and a load heavier than its estimate took the room meanwhile"
-
-
-class _Admitting:
-    """One add's admission: whether it holds its slot while still making room.
-
-    ``short``: its current choice cannot make room (every other model pinned
-    or leased); ``chosen_went``: every victim of its last choice went, so its
-    admission took effect and it loads at its next step instead of choosing
-    again (over the bound when ``short``).
-    """
-
-    __slots__ = ("chosen_went", "holding", "resolved_id", "short")
-
-    def __init__(self, resolved_id: str) -> None:
-        self.resolved_id = resolved_id
-        self.holding = False
-        self.short = False
-        self.chosen_went = False
-
-
-class _VictimBusy(Exception):
-    """Internal: another thread holds a chosen victim's lifecycle.
-
-    Raised by ``_evict_one`` before it changes anything; ``_evict`` drops the
-    rest of its batch's choices, records how many of the batch went, and
-    re-raises it to the admission, which decides again (I17).
-    """
-
-    def __init__(self, victim: str) -> None:
-        super().__init__(victim)
-        self.victim = victim
-        self.evicted = 0
-
-
-def _remaining(deadline: float) -> float:
-    """Seconds until ``deadline``, within [0, ``threading.TIMEOUT_MAX``]."""
-    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
 
 
 class _LRUGuard:
@@ -238,7 +217,7 @@ class _LRUGuard:
     def __enter__(self) -> None:
         cache = self._cache
         deadline = self._deadline
-        timeout = cache._queue_lock_timeout if deadline is None else _remaining(deadline)
+        timeout = cache._queue_lock_timeout if deadline is None else remaining(deadline)
         lock = cache._lru_lock
         if not lock.acquire(True, timeout):
             cache._lru_lock_timed_out()
@@ -255,76 +234,77 @@ class _LRUGuard:
             lock.release()
 
 
-def _adoptable(
-    manager: ManagerLike, max_size: int | None, max_weight: int | None, weigher: Weigher | None
-) -> tuple[list[str], list[int]]:
-    """The models ``manager`` already holds, and their weights, to adopt (B20).
+def _weigh_or_unload(manager: ManagerLike, weigher: Weigher, resolved_id: str) -> int:
+    """The weight of the model just loaded (id's lifecycle held, not committed yet).
 
-    Returned in the inner layer's registration order (least recent first).
-    Raises :class:`InvalidArgument`, nothing changed, when they do not fit
-    ``max_size`` or ``max_weight``: a constructor never unloads anything.
+    A weigher that raises or answers anything but an int >= 0 fails the
+    add: the model is unloaded again (nobody saw it at this layer) and
+    the weigher's error (or :class:`InvalidArgument`) raised.
     """
-    held = manager.keys()
-    if max_size is not None and len(held) > max_size:
-        raise InvalidArgument(
-            f"WithFixedSizeCache(max_size={max_size}) over a manager that already holds "
-            f"{len(held)} models ({abbreviate_ids(held)}): remove some from it first "
-            f"(manager.remove(id)) or pass max_size >= {len(held)}"
-        )
-    weights = [_weigh(weigher, rid, manager[rid]) for rid in held] if weigher else [0] * len(held)
-    if max_weight is not None and sum(weights) > max_weight:
-        raise InvalidArgument(
-            f"WithFixedSizeCache(max_weight={max_weight}) over a manager that already holds "
-            f"{len(held)} models weighing {sum(weights)} ({abbreviate_ids(held)}): remove "
-            f"some from it first (manager.remove(id)) or pass max_weight >= {sum(weights)}"
-        )
-    return held, weights
+    try:
+        return weigh(weigher, resolved_id, manager[resolved_id])
+    except BaseException as error:
+        try:
+            manager.remove(resolved_id, delete_from_disk=False)
+        except BaseException as secondary:  # keep the weigher's error (I16)
+            attach_secondary(error, secondary, f"unloading {resolved_id!r} again")
+        raise
 
 
-def _check_weighing(max_size: int | None, max_weight: int | None, weigher: object) -> None:
-    """A weight bound needs a weigher and the reverse; some bound is needed."""
-    if weigher is not None and not callable(weigher):
-        raise InvalidArgumentType(
-            f"weigher must be a callable weigher(resolved_id, model) -> int "
-            f"(got {weigher!r} of type {type(weigher).__name__})"
-        )
-    if (max_weight is None) != (weigher is None):
-        missing = "weigher" if weigher is None else "max_weight"
-        raise InvalidArgument(
-            f"max_weight and weigher go together (got max_weight={max_weight!r} and "
-            f"weigher={weigher!r}): pass {missing}= too, e.g. "
-            "max_weight=8 * 2**30, weigher=torch_parameter_bytes"
-        )
-    if max_size is None and max_weight is None:
-        raise InvalidArgument(
-            "max_size=None bounds the cache by weight only: pass max_weight= and weigher= "
-            "too, or a max_size"
-        )
+def _keeps(cls: type, name: str, base: type | None = None) -> bool:
+    """Whether ``cls`` keeps ``base``'s (default: the cache's) method ``name``."""
+    return getattr(cls, name) is getattr(base or WithFixedSizeCache, name)
 
 
-def _weigh(weigher: Weigher, resolved_id: str, model: Model) -> int:
-    """``weigher(resolved_id, model)``, checked: an int >= 0 (InvalidArgument otherwise)."""
-    return check_weight(weigher(resolved_id, model), f"weigher({resolved_id!r}, model)")
+def _warm_steps(
+    link: InnerLink, lock: object, cls: type[WithFixedSizeCache]
+) -> tuple[Mapping[str, Any] | None, WarmHit | None, bool]:
+    """The warm path's inner steps (module doc): the inner records when the cache
+    shares the inner manager's state lock, the inner warm step, and whether
+    ``add_model`` takes the warm path at all: only while ``cls`` keeps every step
+    it stands in for (``_FAST_ADD_STEPS``)."""
+    fast_add = all(_keeps(cls, step) for step in _FAST_ADD_STEPS)
+    view = link.warm_view
+    records = view.records if view is not None and lock is view.lock else None
+    inner_hit = link.warm_hit if records is None and fast_add else None
+    return records, inner_hit, fast_add and (records is not None or inner_hit is not None)
 
 
 class _CacheLease:
     """The context manager :meth:`WithFixedSizeCache.lease` returns (one use).
 
-    The inner layer's lease, plus what ending it means for the cache: a
-    thread that holds a lease is never made to wait for room (no
-    hold-and-wait), waiting adds are woken, and the cache is brought back
+    The inner layer's lease (its :class:`~modelmanager.link.LeaseSteps` when
+    its link offers them, else its ``lease``), plus what ending it means for
+    the cache: a thread that holds a lease is never made to wait for room
+    (no hold-and-wait), waiting adds are woken, and the cache is brought back
     within its bounds.
     """
 
-    __slots__ = ("_cache", "_inner")
+    __slots__ = ("_cache", "_inner", "_resolved_id", "_taken")
 
-    def __init__(self, cache: WithFixedSizeCache, inner: AbstractContextManager[Model]) -> None:
+    def __init__(
+        self,
+        cache: WithFixedSizeCache,
+        resolved_id: str,
+        inner: AbstractContextManager[Model] | None,
+    ) -> None:
         self._cache = cache
-        self._inner = inner
+        self._resolved_id = resolved_id
+        self._inner = inner  # None: the inner layer's lease steps
+        self._taken = False
 
     def __enter__(self) -> Model:
-        model = self._inner.__enter__()
-        self._cache._lease_taken()
+        if self._taken:
+            raise RuntimeError("a lease cannot be entered twice")
+        cache = self._cache
+        inner = self._inner
+        model = inner.__enter__() if inner is not None else cache._take_lease(self._resolved_id)
+        self._taken = True
+        if cache._counts_leases:  # on_full="wait": the thread's leases, counted
+            try:
+                cache._held.cell[0] += 1  # a one-item list: one thread-local read
+            except AttributeError:  # this thread's first lease
+                cache._held.cell = [1]
         return model
 
     def __exit__(
@@ -333,36 +313,80 @@ class _CacheLease:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if not self._taken:
+            return
+        self._taken = False
+        cache = self._cache
         try:
-            self._inner.__exit__(exc_type, exc, traceback)
+            inner = self._inner
+            if inner is not None:
+                inner.__exit__(exc_type, exc, traceback)
+            else:
+                cache._give_back_lease(self._resolved_id)
         finally:
-            self._cache._lease_given_back()
+            # Wake adds waiting for room, then restore the bounds (one lock-free
+            # read each in the common case: the lease path's whole extra cost).
+            admission = cache._admission
+            if cache._counts_leases:
+                try:
+                    cache._held.cell[0] -= 1
+                except AttributeError:  # a lease taken in another thread: below zero
+                    cache._held.cell = [-1]
+                if admission.full_waiters:
+                    admission.wake_full_waiters()
+            if not cache._own_restore:
+                cache._restore()
+            elif admission.maybe_over:  # AdmissionControl.restore, inlined
+                admission.restore_over(None)
+
+
+def _no_lease_step(resolved_id: str) -> Any:
+    """Stands in for the inner lease steps where the link offers none (never called)."""
+    raise AssertionError(f"no lease steps for {resolved_id!r}")
+
+
+def _check_add_arguments(
+    model_id: object, api_key: object, model_id_alias: object, pin: object
+) -> None:
+    """The arguments of an add, checked (the documented errors)."""
+    check_model_id(model_id)
+    check_api_key(api_key)
+    check_alias(model_id_alias)
+    check_bool(pin, "pin")
+
+
+@contextmanager
+def _acquired(cache: WithFixedSizeCache, request: _AddRequest) -> Iterator[Model]:
+    """:meth:`WithFixedSizeCache.acquire`: the add, and a lease taken under the id's
+    lifecycle right after the load (held until the block ends)."""
+    with ExitStack() as stack:
+
+        def take_lease(resolved_id: str) -> Model:
+            inner = None if cache._lease_steps else cache._manager.lease(resolved_id)
+            return stack.enter_context(_CacheLease(cache, resolved_id, inner))
+
+        model = cache._add(request, take_lease)
+        assert model is not None  # take_lease always returns the model
+        yield model
 
 
 class WithFixedSizeCache(ModelManagerDecorator):
     """Keeps at most ``max_size`` models loaded, evicting the least recently used.
 
-    A manager that already holds models is adopted: they enter the LRU in
-    its registration order (least recent first) when they fit ``max_size``;
-    when they do not, the constructor raises :class:`InvalidArgument` and
-    changes nothing (remove some first, or raise ``max_size``). Build the
-    cache before the inner manager is shared with other threads: a load or
-    removal running on it during the constructor is not adopted reliably.
-
     Thread-safe. Two bounds, either or both: ``max_size`` models (None: no
     count bound) and ``max_weight``, the sum of the models' weights as
     ``weigher(resolved_id, model)`` reports them after each load (e.g.
-    :func:`~modelmanager.torch_parameter_bytes`, or a size the registry
-    supplies). Pinned and leased models are never evicted.
+    :func:`~modelmanager.torch_parameter_bytes`). Pinned and leased models
+    are never evicted. A manager that already holds models is adopted (they
+    enter the LRU in its registration order) when they fit the bounds; else
+    the constructor raises :class:`InvalidArgument`, nothing changed. Build
+    the cache before the inner manager is shared with other threads.
 
     An eviction (for capacity or memory) unloads its victim with
-    ``clear_cache(delete_from_disk=delete_evicted_from_disk)``: False (the
-    default) keeps the weights on disk for a later reload; True deletes them,
-    as an explicit ``remove`` does by default. A bool; anything else raises
-    :class:`InvalidArgumentType` here.
-
-    A full cache (every registered model pinned or leased) answers a cold
-    add by ``on_full``:
+    ``clear_cache(delete_from_disk=delete_evicted_from_disk)`` (False, the
+    default, keeps the weights on disk; a bool, else
+    :class:`InvalidArgumentType`). A full cache (every registered model
+    pinned or leased) answers a cold add by ``on_full``:
 
     * ``"wait"`` (the default): wait, bounded by ``queue_lock_timeout``, for
       a lease to be given back or a model unpinned, then evict and load; on
@@ -373,83 +397,26 @@ class WithFixedSizeCache(ModelManagerDecorator):
     * ``"refuse"``: raise :class:`CacheFull` at once, nothing changed.
 
     A model heavier than ``max_weight`` alone is loaded alone (everything
-    evictable goes first) whatever the policy: no lease or pin ending would
-    make room for it. Under "wait" and "refuse" the bound is a safety
-    property: those two cases (and a load heavier than its weight estimate,
-    until the restoration at its end) are the only ways over it.
-
-    An add over the bound is counted (``pinned_overflow``) and logged once
-    per id per minute. The bound comes back by itself: when a lease is given
-    back through this cache, a model unpinned or a load committed, the cache
-    evicts least-recent unpinned unleased models until it is within its
-    bounds again (``evictions_restore``).
+    evictable goes first) whatever the policy. Under "wait" and "refuse" the
+    bound is a safety property: those two cases (and a load heavier than its
+    weight estimate, until the restoration at its end) are the only ways
+    over it. An add over the bound is counted (``pinned_overflow``) and
+    logged once per id per minute; when a lease is given back through this
+    cache, a model unpinned or a load committed, the cache evicts
+    least-recent evictable models until it is within its bounds again
+    (``evictions_restore``).
 
     With ``memory_free_threshold > 0``, a cold add first evicts while
     ``memory_probe.free_fraction()`` is below the threshold. Waits on the
-    LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` and
-    raise :class:`LockTimeout` with nothing changed. ``queue_lock_timeout`` is
-    a real number in [0, ``threading.TIMEOUT_MAX``]; anything else raises
-    :class:`InvalidArgument` / :class:`InvalidArgumentType` here, as do a bad
-    ``on_full``, ``max_weight`` without ``weigher`` (or the reverse) and
-    ``max_size=None`` without ``max_weight``.
+    LRU lock and for in-flight loads are bounded by ``queue_lock_timeout`` (a
+    real number in [0, ``threading.TIMEOUT_MAX``]) and raise
+    :class:`LockTimeout` with nothing changed. Bad arguments (also
+    ``max_weight`` without ``weigher`` or the reverse, ``max_size=None``
+    without ``max_weight``) raise :class:`InvalidArgument` /
+    :class:`InvalidArgumentType` here.
     """
 
-    # Intended lock-free reads (read by race detectors; see ModelManager): these are
-    # the bookkeeping's containers (aliases of CacheBook.lru / .marks), written only
-    # under the bookkeeping lock.
-    __benign_races__: ClassVar[dict[str, str]] = {
-        "_admitting": (
-            "in_flight_loads copies it without the lock (one atomic copy): an introspection "
-            "count, never a decision; the slot is released before the entry goes"
-        ),
-        "_lru": (
-            "__contains__, __getitem__ and in_flight_loads read it without the lock (the "
-            "committed view: the inner registry is read first, and an id enters the LRU "
-            "only while registered inside); one atomic operation each"
-        ),
-        "_marks": (
-            "__getitem__ tests it without the lock before waiting for a committed victim's "
-            "unload (the wait rechecks under the lock)"
-        ),
-        "_maybe_over": (
-            "_restore reads it without the lock to skip the common case (never over the "
-            "bounds); it is set under the lock before any admission over them, and the add "
-            "that set it restores when it ends"
-        ),
-        "_full_waiters": (
-            "a lease given back reads it without the lock to skip the notify when no add "
-            "waits for room; a waiter counts itself under the lock before it reads the "
-            "lease counts, so a lease ended after that read sees the count"
-        ),
-    }
-
-    EXTENSION_POINTS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_add",
-            "_admit",
-            "_admits_over_room_taken",
-            "_bookkeeping_lock",
-            "_commit_load",
-            "_confirm_victim_locked",
-            "_evict",
-            "_evict_for_memory",
-            "_evict_memory_round",
-            "_evict_one",
-            "_forget",
-            "_hold_victim",
-            "_joined_hit",
-            "_load",
-            "_measure_free_fraction",
-            "_notify_slot_freed",
-            "_release_memory",
-            "_release_slot",
-            "_reserve_or_select_locked",
-            "_restore",
-            "_rollback_eviction",
-            "_victim_gone",
-            "_warm_hit",
-        }
-    )
+    EXTENSION_POINTS: ClassVar[frozenset[str]] = _EXTENSION_POINTS
     """The private names a subclass (a known-bug variant) may override (module doc)."""
     EXTENSION_HELPERS: ClassVar[frozenset[str]] = frozenset({"_book", "_lru_changed", "_lru_guard"})
     """What an override may use besides the public API: the book (``_book``), the
@@ -460,16 +427,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
     """The bookkeeping (an extension point: a subclass may name its own)."""
     policy_class: ClassVar[type[CapacityPolicy]] = CapacityPolicy
     """The capacity policy (an extension point: a subclass may name its own)."""
-
-    # Whether this class keeps every step the warm path of add_model stands in
-    # for (recomputed for each subclass).
-    _fast_add: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._fast_add = all(
-            getattr(cls, step) is getattr(WithFixedSizeCache, step) for step in _FAST_ADD_STEPS
-        )
+    admission_class: ClassVar[type[AdmissionControl]] = AdmissionControl
+    """The admission protocol (an extension point: a subclass may name its own)."""
 
     def __init__(
         self,
@@ -484,75 +443,56 @@ class WithFixedSizeCache(ModelManagerDecorator):
         weigher: Weigher | None = None,
         delete_evicted_from_disk: bool = False,
     ) -> None:
-        size = None if max_size is None else check_positive_int(max_size, "max_size")
-        check_bool(delete_evicted_from_disk, "delete_evicted_from_disk")
-        threshold = check_fraction(memory_free_threshold, "memory_free_threshold")
-        queue_timeout = check_timeout(queue_lock_timeout, "queue_lock_timeout")
-        probe = check_memory_probe(memory_probe) if memory_probe is not None else None
-        full = check_choice(on_full, "on_full", FULL_POLICIES)
-        weight_bound = None if max_weight is None else check_positive_int(max_weight, "max_weight")
-        _check_weighing(size, weight_bound, weigher)
+        options = CacheOptions.validated(
+            max_size=max_size,
+            max_weight=max_weight,
+            weigher=weigher,
+            on_full=on_full,
+            queue_lock_timeout=queue_lock_timeout,
+            memory_free_threshold=memory_free_threshold,
+            memory_probe=memory_probe,
+            delete_evicted_from_disk=delete_evicted_from_disk,
+        )
         super().__init__(manager)
-        adopted, adopted_weights = _adoptable(self._manager, size, weight_bound, weigher)
-        self._max_size = size
-        self._max_weight = weight_bound
-        self._weigher = weigher
-        self._on_full = full
-        self._delete_evicted_from_disk = delete_evicted_from_disk
-        # Guarded by _lru_lock: the weight each id had when last loaded (the
-        # estimate for its next load) and the adds waiting for a full cache.
-        self._estimates: dict[str, int] = dict(zip(adopted, adopted_weights, strict=True))
-        self._full_waiters = 0
-        # Guarded by _lru_lock: id -> adds that hold its slot while still making
-        # room (their victims undecided); in_flight_loads() leaves them out.
-        self._admitting: dict[str, int] = {}
-        # Guarded by _lru_lock: eviction batch -> the admission that chose it, so a
-        # failed unload gives that add's slot back in the same step (module doc).
-        self._batch_tickets: dict[object, _Admitting] = {}
-        # Guarded by _lru_lock: how many times a restoration left the bound to the adds
-        # whose evictions were undecided (``_restore``); an add that fails after
-        # choosing restores only when one did meanwhile (``_admit``).
-        self._restorations_deferred = 0
-        # Whether the cache may be over its bounds (an admission over them, a
-        # weighted commit); set and cleared under _lru_lock, read without it by
-        # _restore, so the common case (never over) costs one read.
-        self._maybe_over = False
-        # Leases held through this cache by the current thread (wait policy).
-        self._held = threading.local()
-        self._quiet = QuietLog(logger)
-        self._memory_free_threshold = threshold
-        self._queue_lock_timeout = queue_timeout
-        self._memory_probe: MemoryProbe | None = probe
+        adopted, adopted_weights = adoptable(self._manager, options)
+        self._options = options
+        self._weigher = options.weigher
+        self._queue_lock_timeout = options.queue_lock_timeout
+        self._memory_probe: MemoryProbe | None = options.memory_probe
+        # Leases held through this cache per thread, counted under "wait" only.
+        self._held, self._counts_leases = threading.local(), options.on_full == "wait"
         self._counters = Counters()
         # The seam to the inner layer (modelmanager.link), asked once.
         link = self._manager.inner_link()
         view = link.warm_view
         self._lru_lock = self._bookkeeping_lock(view)
         self._lru_changed = threading.Condition(self._lru_lock)
-        # Guarded by _lru_lock: the book (_lru and _marks are its dicts, kept
-        # here too for the warm path).
+        # Guarded by _lru_lock: the book, and the admission protocol over it.
         self._book = self.book_class()
-        self._lru = self._book.lru
-        self._marks = self._book.marks
-        self._policy = self.policy_class(
-            self._book, self._manager.__contains__, size, weight_bound, self._estimates
+        parts = CacheParts(self._book, self._manager, self._lru_changed, self._counters, options)
+        self._admission = self.admission_class(
+            self,
+            parts,
+            self.policy_class,
+            QuietLog(logger),
+            dict(zip(adopted, adopted_weights, strict=True)),
+            lambda: self.memory_probe,
+            lambda: getattr(self._held, "cell", (0,))[0] > 0,
         )
-        # Takes a victim's lifecycle without waiting (None: the stack has no such
-        # step, and an eviction waits for the lifecycle as a remove does).
-        self._try_lifecycle: TryLifecycle | None = link.try_lifecycle
+        self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
+        self._warm_use = self._book.warm_use  # the warm path's one book step, bound once
+        # The inner lease's steps (LeaseSteps), or None: wrap the inner lease.
+        steps = self._lease_steps = link.lease_steps
+        self._take_lease: Callable[[str], Model] = steps.take if steps else _no_lease_step
+        self._give_back_lease: Callable[[str], None] = steps.give_back if steps else _no_lease_step
+        self._own_restore = _keeps(type(self), "_restore") and _keeps(
+            type(self._admission), "restore", AdmissionControl
+        )
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
-        self._records: Mapping[str, Any] | None = None
-        self._inner_warm_hit: WarmHit | None = None
-        self._warm_on = False
-        if view is not None and self._lru_lock is view.lock:
-            self._records = view.records
-        if self._fast_add:
-            if self._records is not None:
-                self._warm_on = True
-            elif (inner_hit := link.warm_hit) is not None:
-                self._inner_warm_hit = inner_hit
-                self._warm_on = True
+        self._records, self._inner_warm_hit, self._warm_on = _warm_steps(
+            link, self._lru_lock, type(self)
+        )
         records = self._records
         self._book.adopt(
             adopted,
@@ -567,22 +507,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
     @property
     def max_size(self) -> int | None:
         """The capacity, in models (None: bounded by weight only)."""
-        return self._max_size
+        return self._options.max_size
 
     @property
     def max_weight(self) -> int | None:
         """The capacity, in weight (None: bounded by count only)."""
-        return self._max_weight
+        return self._options.max_weight
 
     @property
     def on_full(self) -> FullPolicy:
         """What a cold add does when every model is pinned or leased."""
-        return self._on_full  # type: ignore[return-value]
+        return self._options.on_full  # type: ignore[return-value]
 
     @property
     def memory_free_threshold(self) -> float:
         """Free-memory fraction below which cold adds evict (0 disables)."""
-        return self._memory_free_threshold
+        return self._options.memory_free_threshold
 
     @property
     def queue_lock_timeout(self) -> float:
@@ -592,7 +532,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
     @property
     def delete_evicted_from_disk(self) -> bool:
         """What an eviction passes as the victim's ``delete_from_disk``."""
-        return self._delete_evicted_from_disk
+        return self._options.delete_evicted_from_disk
 
     @property
     def memory_probe(self) -> MemoryProbe:
@@ -627,41 +567,20 @@ class WithFixedSizeCache(ModelManagerDecorator):
             and (pin is False or pin is True)
         ):
             # Only unusual arguments pay for the full checks (documented errors).
-            self._check_add_arguments(model_id, api_key, model_id_alias, pin)
+            _check_add_arguments(model_id, api_key, model_id_alias, pin)
         if self._warm_on:
-            # The warm path (its only copy; see the class doc): under the
-            # book's lock alone, a listed id that is no committed eviction
-            # victim and that the inner layer answers as a warm hit without
-            # waiting (the shared record is live and counts the hit, or the
-            # inner warm step records one) is used, rescued if chosen, and
-            # pinned if asked. Linearizable at that moment; otherwise nothing
-            # changed and the add takes the full protocol.
+            # The warm path (its only copy; module doc): under the book's lock
+            # alone, a listed id that is no committed victim and that the inner
+            # layer answers as a warm hit without waiting is used, rescued if
+            # chosen, and pinned if asked; otherwise the full protocol.
             resolved_id = model_id if model_id_alias is None else model_id_alias
             lock = self._lru_lock
             # A non-blocking try first: cheaper than a timed acquire when free.
             if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
                 self._lru_lock_timed_out()
             try:
-                record = self._lru.get(resolved_id)
-                if record is not None:
-                    marks = self._marks
-                    mark = marks.get(resolved_id) if marks else None
-                    inner_warm_hit = self._inner_warm_hit
-                    if (mark is None or mark.state is not _UNLOADING) and (
-                        # shared mode: the manager's record, under its state lock
-                        not record.unloading
-                        if inner_warm_hit is None
-                        else inner_warm_hit(resolved_id)
-                    ):
-                        if inner_warm_hit is None:
-                            record.hits += 1
-                        # CacheBook.use, inlined: most recent, a victim rescued.
-                        self._lru.move_to_end(resolved_id)
-                        if mark is not None and mark.chosen:
-                            self._book.unchoose(resolved_id)
-                        if pin:
-                            self._book.pin(resolved_id)
-                        return
+                if self._warm_use(resolved_id, pin, self._inner_warm_hit):
+                    return
             finally:
                 lock.release()
         self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
@@ -676,8 +595,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         **load_kwargs: Any,
     ) -> AbstractContextManager[Model]:
         """:meth:`add_model` and a lease, atomic for the resolved id (B17)."""
-        self._check_add_arguments(model_id, api_key, model_id_alias, pin)
-        return self._acquire_context(model_id, api_key, model_id_alias, pin, load_kwargs)
+        _check_add_arguments(model_id, api_key, model_id_alias, pin)
+        return _acquired(self, _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs))
 
     def lease(self, model_id: str) -> AbstractContextManager[Model]:
         """The inner layer's lease (see :meth:`ModelManager.lease`), seen by this cache.
@@ -685,17 +604,18 @@ class WithFixedSizeCache(ModelManagerDecorator):
         Giving it back wakes adds waiting for room and brings the cache back
         within its bounds (the giving-back thread evicts what must go).
         """
-        return _CacheLease(self, self._manager.lease(model_id))
+        if type(model_id) is not str or not model_id:
+            check_model_id(model_id)
+        inner = None if self._lease_steps else self._manager.lease(model_id)
+        return _CacheLease(self, model_id, inner)
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
         """Remove through the inner layer; the LRU entry goes only on success.
 
         A failed remove leaves the registry and the exact LRU order unchanged
-        (I5). Pins survive. Unknown ids are a silent no-op. Whatever the
-        outcome, the remove ends by bringing the cache back within its bounds
-        (never by evicting ``model_id`` itself: a failed remove does not
-        unload it after all): a restoration that waited for this id's
-        lifecycle meanwhile may have timed out and left that to it.
+        (I5). Pins survive. Unknown ids are a silent no-op. Either way it ends
+        by restoring the bounds (never evicting ``model_id``): a restoration
+        that waited for this id's lifecycle may have left that to it.
         """
         check_model_id(model_id)
         check_bool(delete_from_disk, "delete_from_disk")
@@ -722,10 +642,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def clear(self) -> None:
         """Remove every model through this layer, least recently used first.
 
-        Attempts every id; raises an ExceptionGroup of the failures (those
-        models stay loaded at their LRU positions). Pins survive. Unlike
-        :meth:`remove`, the removals do not restore the bound in between: a
-        restoration could only unload models the clear is about to remove.
+        Attempts every id; raises an ExceptionGroup of the failures (those stay
+        loaded at their LRU positions). Pins survive. No restoration in between
+        (it could only unload models the clear is about to remove).
         """
         order = self.lru_order()
         order += [resolved_id for resolved_id in self.keys() if resolved_id not in order]
@@ -735,34 +654,27 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """The inner layer's statistics plus this cache's counters."""
         return self._manager.statistics() + self._counters.snapshot()
 
-    # The observers answer from this layer's committed view (module doc): an
-    # id is loaded here while it is listed *and* registered in the inner
-    # layer, so a cold load shows at its commit and a removal at the inner
-    # unregistration, each one instant, together with the LRU position.
+    # The observers answer from this layer's committed view (module doc).
 
     def keys(self) -> list[str]:
         """The resolved ids loaded at this layer (a snapshot, in inner load order)."""
         # Under the lock the book cannot change, so the answer is exactly this
         # layer's view at the instant the inner layer took its snapshot.
         with self._lru_lock:  # unbounded: held only for short non-blocking steps
-            lru, loaded = self._book.lru, self._manager.keys()
-            return [resolved_id for resolved_id in loaded if resolved_id in lru]
+            return self._book.listed_among(self._manager.keys())
 
     def __contains__(self, model_id: object) -> bool:
-        # Never waits, not even for a committed victim: outer layers ask this
-        # with their own lock held, which must not span our unload (B15).
-        # Inner layer first, then the book: an id is listed only while
-        # registered inside, so "registered then, listed now" means loaded
-        # here at some instant in between (and never a removed id).
+        # Never waits (B15: outer layers ask holding their own lock). Inner layer
+        # first: an id is listed only while registered inside, so "registered
+        # then, listed now" means loaded here at some instant in between.
         return model_id in self._manager and model_id in self._book.lru
 
     def __getitem__(self, model_id: str) -> Model:
         """The loaded model; raises :class:`ModelNotFound` (a KeyError) otherwise.
 
-        For a committed eviction victim, waits (bounded by
-        ``queue_lock_timeout``) for its unload to finish: then ModelNotFound if
-        it went, the model if the unload failed; :class:`LockTimeout` if it
-        does not finish in time. Never a model whose eviction is tearing it down.
+        For a committed eviction victim, waits (bounded) for its unload: then
+        ModelNotFound if it went, the model if the unload failed,
+        :class:`LockTimeout` on timeout. Never a model being torn down.
         """
         book = self._book
         if book.marks and type(model_id) is str and book.state(model_id) is _UNLOADING:
@@ -779,8 +691,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if size == len(book.lru) and not book.slots and not book.marks:
                 # No load or removal in flight here: the two views agree (O(1)).
                 return size
-            lru, loaded = book.lru, self._manager.keys()
-            return sum(1 for resolved_id in loaded if resolved_id in lru)
+            return len(book.listed_among(self._manager.keys()))
 
     def describe_models(self) -> list[ModelDescription]:
         """The inner layer's descriptions of the models loaded at this layer."""
@@ -822,9 +733,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """The weight of each model loaded at this layer (lock-free copy; {} unweighted)."""
         return dict(self._book.weights)
 
-    # Introspection takes no lock: each read is an atomic copy, so it never
-    # blocks or times out and is safe from invariant checks at any point of
-    # another thread's operation (exact whenever no operation is in flight).
+    # Introspection takes no lock: atomic copies, never blocking (module doc).
 
     def pinned(self) -> frozenset[str]:
         """The pinned resolved ids (lock-free copy)."""
@@ -839,35 +748,21 @@ class WithFixedSizeCache(ModelManagerDecorator):
         lock-free copies could straddle a removal's ``forget`` and list an id
         after its removal returned (I15; found by watching the book's state).
         """
-        book = self._book
         with self._lru_lock:  # unbounded: held only for short non-blocking steps
-            order = list(book.lru)
-            marks = dict(book.marks)
-        if not marks:
-            return order
+            order, leaving = self._book.order_and_leaving()
         manager = self._manager
-        return [
-            resolved_id
-            for resolved_id in order
-            if resolved_id not in marks
-            or marks[resolved_id].state is IdState.EVICTING
-            or resolved_id in manager
-        ]
+        return [rid for rid in order if rid not in leaving or rid in manager] if leaving else order
 
     def in_flight_loads(self) -> int:
         """Cold loads in progress that hold a capacity slot (lock-free).
 
-        An add still making room (its slot reserved, its victims not gone yet)
-        is not counted: its victims still count as loaded.
-
-        Counts reserved ids that are not registered in the inner layer yet, so
-        the inner layer's ``len(keys())`` plus ``in_flight_loads()`` is the
-        cache's occupancy even in the moment between the inner registration and
-        the LRU commit (this layer's own ``keys()`` shows the id only from the
-        commit on).
+        An add still making room (its victims not gone yet) is not counted: its
+        victims still count as loaded. Counts reserved ids not registered in the
+        inner layer yet, so the inner layer's ``len(keys())`` plus this is the
+        occupancy even between the inner registration and the LRU commit.
         """
         book = self._book
-        reserved, lru, admitting = dict(book.slots), dict(book.lru), dict(self._admitting)
+        reserved, lru, admitting = dict(book.slots), dict(book.lru), self._admission.admitting()
         return sum(
             1
             for resolved_id, held in reserved.items()
@@ -879,12 +774,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def refresh(self, model_id: str) -> None:
         """Mark ``model_id`` most recently used (what an inference does).
 
-        A no-op for an id that is not registered: no phantom entry (B13).
-        Never waits for another id's unload (B15). For a committed eviction
-        victim, waits (bounded by ``queue_lock_timeout``, without holding the
-        LRU lock) for its unload: then a no-op if it went, a use if the unload
-        failed. Raises :class:`LockTimeout`, nothing changed, if the LRU lock
-        or that unload does not come free in time.
+        A no-op for an unregistered id (no phantom entry, B13). Never waits for
+        another id's unload (B15); for a committed eviction victim, waits
+        (bounded, lock released) for its unload: then a no-op if it went, a use
+        if it failed. Raises :class:`LockTimeout`, nothing changed, on timeout.
         """
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
@@ -895,7 +788,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
             book = self._book
             if book.marks and book.state(model_id) is _UNLOADING:
                 # Its eviction is fixed: this use is ordered after it (module doc).
-                self._await_unload_locked(model_id, time.monotonic() + self._queue_lock_timeout)
+                self._evictions.await_unload_locked(
+                    model_id, time.monotonic() + self._queue_lock_timeout
+                )
             book.use(model_id)
         finally:
             lock.release()
@@ -903,12 +798,10 @@ class WithFixedSizeCache(ModelManagerDecorator):
     def __repr__(self) -> str:
         lru, pins, in_flight = self.lru_order(), sorted(self.pinned()), self.in_flight_loads()
         return (
-            f"{type(self).__name__}(max_size={self._max_size}, lru={lru!r}, pinned={pins!r}, "
-            f"in_flight_loads={in_flight}, memory_free_threshold={self._memory_free_threshold:g}, "
+            f"{type(self).__name__}(max_size={self.max_size}, lru={lru!r}, pinned={pins!r}, "
+            f"in_flight_loads={in_flight}, memory_free_threshold={self.memory_free_threshold:g}, "
             f"manager={self._manager!r})"
         )
-
-    # ------------------------------------------------------------ warm path
 
     def _bookkeeping_lock(self, view: WarmView | None) -> threading.Lock:
         """The lock guarding the book: the inner manager's state lock if it shares one."""
@@ -919,14 +812,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
         raise LockTimeout("the LRU lock", self._queue_lock_timeout)
 
     # ------------------------------------------------------- the add protocol
-
-    def _check_add_arguments(
-        self, model_id: object, api_key: object, model_id_alias: object, pin: object
-    ) -> None:
-        check_model_id(model_id)
-        check_api_key(api_key)
-        check_alias(model_id_alias)
-        check_bool(pin, "pin")
 
     def _add(self, request: _AddRequest, after_load: Callable[[str], _T] | None) -> _T | None:
         """The whole add; ``after_load`` runs under the id's lifecycle once loaded.
@@ -955,7 +840,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
                         holding_slot = False
                         self._commit_load(resolved_id, request.pin)
                     else:
-                        weight = self._weigh_loaded(resolved_id)
+                        weight = _weigh_or_unload(self._manager, self._weigher, resolved_id)
                         holding_slot = False
                         self._commit_load(resolved_id, request.pin, weight)
                 return after_load(resolved_id) if after_load is not None else None
@@ -972,23 +857,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             # back during an eviction this add waited for): bring it back,
             # never evicting what this add just loaded.
             self._restore(exclude=resolved_id)
-
-    def _weigh_loaded(self, resolved_id: str) -> int:
-        """The weight of the model just loaded (id's lifecycle held, not committed yet).
-
-        A weigher that raises or answers anything but an int >= 0 fails the
-        add: the model is unloaded again (nobody saw it at this layer) and
-        the weigher's error (or :class:`InvalidArgument`) raised.
-        """
-        assert self._weigher is not None
-        try:
-            return _weigh(self._weigher, resolved_id, self._manager[resolved_id])
-        except BaseException as error:
-            try:
-                self._manager.remove(resolved_id, delete_from_disk=False)
-            except BaseException as secondary:  # keep the weigher's error (I16)
-                attach_secondary(error, secondary, f"unloading {resolved_id!r} again")
-            raise
 
     def _warm_hit(self, resolved_id: str, request: _AddRequest) -> bool:
         if resolved_id not in self._manager:
@@ -1024,612 +892,45 @@ class WithFixedSizeCache(ModelManagerDecorator):
             request.model_id, request.api_key, request.model_id_alias, **request.load_kwargs
         )
 
+    # The admission and eviction steps: each one call of AdmissionControl or
+    # Evictions (module doc), so that a variant overrides one step here.
+
     def _admit(self, resolved_id: str) -> None:
-        """Make room for ``resolved_id`` and reserve its capacity slot (held on return).
-
-        The slot is reserved with the first victims and held across eviction
-        rounds, so the room they free is this add's: admission is one instant,
-        as the spec has it, and a victim reloaded meanwhile must make room of
-        its own (I15). On failure (a timeout, a refusal, an unload error)
-        nothing is held.
-        """
-        deadline = time.monotonic() + self._queue_lock_timeout
-        if self._memory_free_threshold > 0:
-            self._evict_for_memory(resolved_id, deadline)
-        ticket = _Admitting(resolved_id)
-        busy: str | None = None  # a victim found busy on the last pass
-        chose = False  # whether this add chose victims (its admission took effect)
-        deferred_at = 0  # self._restorations_deferred when it first chose
-        evicted = 0  # victims of this add that went
-        unload_failed = False  # whether it fails with a victim's unload error
-        left_when_failed = False  # a restoration had deferred to it when an unload failed
-        try:
-            while True:
-                batch = object()  # this pass's choices (a failure rolls back only these)
-                with self._lru_guard(deadline):
-                    victims = self._reserve_or_select_locked(resolved_id, deadline, ticket)
-                    if not victims:
-                        return
-                    if busy in victims:
-                        # Wait for the busy victim's lifecycle holding nothing, not
-                        # even the slot (I17): another add may be waiting for it.
-                        self._give_back_locked(resolved_id, ticket)
-                    else:
-                        if not chose:
-                            deferred_at = self._restorations_deferred
-                        chose = True
-                        for victim in victims:
-                            self._book.choose(victim, resolved_id, batch)
-                        self._batch_tickets[batch] = ticket
-                if busy is not None and busy in victims:
-                    self._await_lifecycle(busy)
-                    busy = None
-                    continue
-                # A victim whose choice no longer holds at its commit is dropped
-                # (CapacityPolicy.still_chosen); the next pass then chooses afresh.
-                try:
-                    went = self._evict(victims, "evictions_capacity", batch)
-                    evicted += went
-                    # A choice that all went was the admission (one instant, as in
-                    # the spec): the add loads now. What is over the bound since (a
-                    # load of another add, in flight again once its model went; a
-                    # model evictable only since a lease ended) is the restoration's
-                    # after the load, never a second victim of this add (I15).
-                    ticket.chosen_went = went == len(victims)
-                except _VictimBusy as error:
-                    busy = error.victim
-                    evicted += error.evicted
-                except BaseException:
-                    unload_failed = True
-                    raise
-                finally:
-                    with self._lru_changed:  # unbounded: a short step, like _forget
-                        self._batch_tickets.pop(batch, None)
-                        if unload_failed:
-                            left_when_failed = self._restorations_deferred != deferred_at
-        except BaseException as error:
-            if ticket.holding:
-                try:
-                    with self._lru_changed:  # unbounded: a short release, like _forget
-                        self._give_back_locked(resolved_id, ticket)
-                except BaseException as secondary:  # keep the first error (I16)
-                    attach_secondary(error, secondary, f"releasing the slot of {resolved_id!r}")
-            if chose and not unload_failed and not evicted:
-                with self._lru_changed:  # unbounded: a short read, like _forget
-                    left_to_us = self._restorations_deferred != deferred_at
-            else:
-                left_to_us = False
-            if chose and not unload_failed and (evicted or left_to_us):
-                # A restoration that found this add's evictions undecided left the
-                # bound to it (``_restore``): it restores even when it times out,
-                # and so does an add whose victims went (its admission took
-                # effect). An add that failed before choosing anything, or whose
-                # choices were all dropped with no restoration left to it, took no
-                # effect; one whose victim's unload failed ends there (the spec's
-                # failed admission restores nothing; the cache is no fuller).
-                self._restore()
-            elif left_when_failed:
-                # The restoration left to this add dies with its failed unload, as
-                # one that ran itself would have (``_restore``): the models over
-                # the bound stay until the next lease or pin ends, counted.
-                self._restoration_failed(error)
-            raise
-
-    def _loads_in_flight_locked(self, resolved_id: str) -> bool:
-        """Whether an add other than ``resolved_id``'s holds a slot past its admission
-        for an id not loaded here yet: a load in flight (lock held; O(slots))."""
-        lru, admitting = self._book.lru, self._admitting
-        return any(
-            held > admitting.get(other, 0) and other not in lru and other != resolved_id
-            for other, held in self._book.slots.items()
-        )
-
-    def _give_back_locked(self, resolved_id: str, ticket: _Admitting) -> None:
-        """An admission that holds its slot gives it back (lock held).
-
-        The slot goes first: a lock-free ``in_flight_loads()`` never counts it
-        as a load in flight.
-        """
-        self._book.release(resolved_id)
-        self._end_admitting(resolved_id, ticket)
-        self._lru_changed.notify_all()
-
-    def _end_admitting(self, resolved_id: str, ticket: _Admitting) -> None:
-        """The add stops making room (lock held): it loads now, or gives its slot back."""
-        ticket.holding = False
-        left = self._admitting[resolved_id] - 1
-        if left:
-            self._admitting[resolved_id] = left
-        else:
-            del self._admitting[resolved_id]
-            self._lru_changed.notify_all()  # adds of the same id wait for it to end
-
-    def _reserve_or_select_locked(
-        self, resolved_id: str, deadline: float, ticket: _Admitting
-    ) -> list[str]:
-        """The next victims to evict holding the slot (``ticket.holding``), or none:
-        admitted, the slot held and the ticket ended."""
-        policy = self._policy
-        book = self._book
-        waited = False
-        while True:
-            leased = frozenset(self._manager.lease_counts())
-            if ticket.holding:
-                decision, victims = policy.admit_held(resolved_id, leased)
-                if decision is not Admission.RESERVE and ticket.chosen_went:
-                    if not ticket.short and self._loads_in_flight_locked(resolved_id):
-                        # Its room was made, but is taken: wait for the loads in
-                        # flight, holding the slot (still making room, so not counted
-                        # as a load), so that two loads never run for one place; then
-                        # decide. Only loads count, never another add still making
-                        # room: two such adds would wait for each other.
-                        self._wait_locked(deadline, resolved_id)
-                        continue
-                    if not ticket.short and not self._admits_over_room_taken(resolved_id):
-                        # The room its victims made was taken meanwhile (a load
-                        # heavier than its estimate): under "wait" and "refuse" the
-                        # bound is a safety property, so the add gives its slot back
-                        # and decides again under its policy (evict, wait or refuse).
-                        self._give_back_locked(resolved_id, ticket)
-                        continue
-                    self._admit_over_locked(
-                        resolved_id,
-                        _PINNED_OR_LEASED if ticket.short else _ROOM_TAKEN,
-                    )
-                    decision = Admission.RESERVE
-                if decision is Admission.RESERVE:
-                    self._end_admitting(resolved_id, ticket)
-                    return []
-                ticket.short = False  # admit_held evicts only a choice that makes room
-                if decision is Admission.FULL:
-                    # Too few evictable models left (a victim was rescued): give the
-                    # slot back and decide as a new admission (wait, refuse or proceed).
-                    self._give_back_locked(resolved_id, ticket)
-                    continue
-            elif resolved_id in self._admitting:
-                # Another add of this id is still making room: its slot is shared
-                # only once that room is there (the load must not come before it).
-                self._wait_locked(deadline, resolved_id)
-                continue
-            else:
-                # Evicting part of what is needed pays only when the add will be
-                # admitted over the bound anyway; an add that will wait or be
-                # refused evicts nothing for it.
-                decision, victims = policy.admit(
-                    resolved_id, leased, self._may_overflow(resolved_id)
-                )
-                if decision is Admission.EVICT:
-                    ticket.short = not policy.makes_room(resolved_id, victims)
-                    book.reserve(resolved_id)
-                    self._admitting[resolved_id] = self._admitting.get(resolved_id, 0) + 1
-                    ticket.holding = True
-                elif decision is Admission.RESERVE:
-                    book.reserve(resolved_id)
-                    return []
-            if decision is Admission.EVICT:
-                return victims
-            if decision is Admission.WAIT:
-                self._wait_locked(deadline, resolved_id)
-                continue
-            # FULL: only pinned or leased models remain (or the model is
-            # heavier than the weight bound alone: no lease or pin ending helps).
-            oversized = policy.oversized(resolved_id)
-            if self._on_full == "wait" and not oversized and not self._holds_lease():
-                if not waited:
-                    waited = True
-                    self._counters.increment("full_waits")
-                self._wait_full_locked(deadline, resolved_id)
-                continue
-            if self._on_full == "refuse" and not oversized:
-                self._counters.increment("full_refusals")
-                raise CacheFull(
-                    resolved_id,
-                    f"refused to load model {resolved_id!r}: every model in the cache "
-                    f"({self._bounds()}) is pinned or leased (on_full='refuse'); retry once "
-                    "a lease is given back, or unpin a model or raise the bound",
-                )
-            self._admit_over_locked(resolved_id, _PINNED_OR_LEASED)
-            book.reserve(resolved_id)
-            return []
-
-    def _may_overflow(self, resolved_id: str) -> bool:
-        """Whether this add may be admitted over the bound (lock held): under
-        "proceed", under "wait" when its thread holds a lease through this cache,
-        or for a model heavier than the weight bound alone."""
-        return (
-            self._on_full == "proceed"
-            or (self._on_full == "wait" and self._holds_lease())
-            or self._policy.oversized(resolved_id)
-        )
+        self._admission.admit(resolved_id)  # its slot held on return
 
     def _admits_over_room_taken(self, resolved_id: str) -> bool:
-        """Whether an add whose made room was taken meanwhile loads over the bound
-        (lock held): only where it may go over it at all (:meth:`_may_overflow`);
-        otherwise it gives its slot back and decides again under its policy."""
-        return self._may_overflow(resolved_id)
-
-    def _admit_over_locked(self, resolved_id: str, because: str) -> None:
-        """An add is admitted over the bound (lock held): counted, logged, and the
-        cache marked as possibly over, so the add's restoration when it ends runs."""
-        self._counters.increment("pinned_overflow")
-        self._maybe_over = True
-        self._quiet.warning(
-            ("overflow", resolved_id),
-            "admitting model %r over the bound (%s): %s; the cache evicts back to its "
-            "bound when this add, a lease or a pin ends",
-            resolved_id,
-            self._bounds(),
-            because,
-        )
-
-    def _bounds(self) -> str:
-        parts = [] if self._max_size is None else [f"max_size={self._max_size}"]
-        if self._max_weight is not None:
-            parts.append(f"max_weight={self._max_weight}")
-        return ", ".join(parts)
-
-    def _wait_full_locked(self, deadline: float, resolved_id: str) -> None:
-        """Wait (lock held, released while waiting) for a lease or pin to end.
-
-        Announces the wait first, then decides again: a lease given back
-        before the announcement is seen now, one given back after it wakes
-        this wait (``_lease_given_back`` notifies while anyone waits), so no
-        wake-up is lost. Raises :class:`LockTimeout` at ``deadline``.
-        """
-        self._full_waiters += 1
-        try:
-            leased = frozenset(self._manager.lease_counts())
-            # As the caller decided (partial=False: it waits rather than evict part).
-            if self._policy.admit(resolved_id, leased, False)[0] is not Admission.FULL:
-                return
-            remaining = _remaining(deadline)
-            if remaining <= 0 or not self._lru_changed.wait(remaining):
-                self._counters.increment("lock_timeouts")
-                raise LockTimeout(
-                    f"room for model {resolved_id!r}: every model in the cache "
-                    f"({self._bounds()}) is pinned or leased; retry once a lease is given "
-                    "back, or unpin a model or raise the bound",
-                    self._queue_lock_timeout,
-                )
-        finally:
-            self._full_waiters -= 1
-
-    # ------------------------------------------------- leases and restoration
-
-    def _lease_taken(self) -> None:
-        """A lease through this cache was taken by the current thread (counted for "wait")."""
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) + 1
-
-    def _lease_given_back(self) -> None:
-        """A lease through this cache was given back: wake waiters, restore the bound."""
-        if self._on_full == "wait":
-            held = self._held
-            held.count = getattr(held, "count", 0) - 1  # a lease ended in another thread: < 0
-            if self._full_waiters:
-                with self._lru_changed:  # unbounded: a short notify, like _forget
-                    self._lru_changed.notify_all()
-        self._restore()
-
-    def _holds_lease(self) -> bool:
-        """Whether the current thread holds a lease through this cache.
-
-        Leases are counted per thread where they are taken and given back; a
-        lease handed to another thread to end is the caller's business.
-        """
-        return getattr(self._held, "count", 0) > 0
+        return self._admission.may_overflow(resolved_id)  # else it decides again
 
     def _restore(self, exclude: str | None = None) -> None:
-        """Evict least-recent evictable models until the cache is within its bounds.
-
-        Called with no lock or lifecycle held, after a lease is given back, a
-        model unpinned or an add finished. Never evicts ``exclude`` (the
-        model an add just loaded) nor a pinned, leased or in-progress model.
-        Never waits for an add's eviction: while one is undecided, that add
-        restores when it ends. While only another restoration's evictions
-        are undecided, it waits for them (holding nothing, bounded by the
-        queue timeout) and then decides: left to that restoration, it would
-        be lost if that one failed, and that one's exclusion is not its. A victim
-        whose lifecycle another thread holds is waited for, holding nothing of
-        this cache, and the round decided again.
-        Never raises (an unload failure or a timeout stops it, counted in
-        ``restoration_failures`` and logged once per kind per minute); the
-        victims' lifecycle waits are bounded by the manager's
-        ``lock_timeout``.
-        """
-        # A lock-free hint first, so the common case (never over the bounds)
-        # costs one read. Only an admission over the bounds or a weighted
-        # commit (both under the lock) set it: a read that misses a concurrent
-        # set is ordered before that admission, whose add restores when it ends.
-        if not self._maybe_over:
-            return
-        book, policy = self._book, self._policy
-        deadline: float | None = None  # set when it first waits for another restoration
-        try:
-            # A round whose victims all went ends it; another round follows only
-            # a victim rescued, gone or busy since its choice, so a bounded
-            # number of rounds ends it.
-            for _ in range(len(book.lru) + 1):
-                with self._lru_guard():
-                    while book.evictions_undecided():
-                        if book.evictions_undecided_except(RESTORATION):
-                            # An add's: that add restores when it ends.
-                            self._restorations_deferred += 1
-                            return
-                        # Only another restoration's: it comes first, and this one
-                        # decides after it (left to it, this one would be lost if
-                        # that one failed, and its exclusion is not ours).
-                        if deadline is None:
-                            deadline = time.monotonic() + self._queue_lock_timeout
-                        self._wait_restoration_locked(deadline)
-                    count, weight = policy.excess()
-                    if count <= 0 and weight <= 0:
-                        self._maybe_over = False
-                        return
-                    leased = frozenset(self._manager.lease_counts())
-                    victims = policy.restoration_victims(leased, exclude)
-                    policy.restoring_exclude = exclude  # for the revalidation at commit
-                    if not victims:
-                        return
-                    batch = object()  # this round's choices (a failure rolls back only these)
-                    for victim in victims:
-                        book.choose(victim, RESTORATION, batch)
-                try:
-                    went = self._evict(victims, "evictions_restore", batch)
-                except _VictimBusy as busy:
-                    # Its holder (a use, a pin, a removal) ends without us: wait
-                    # for it holding nothing (as an add does), then decide again.
-                    # Giving up here left the bound to nobody (I11 at quiescence).
-                    self._await_lifecycle(busy.victim)
-                    continue
-                if went == len(victims):
-                    # Every victim went: this restoration took effect (one instant,
-                    # as in the spec). What is over the bound since (a load admitted
-                    # over it meanwhile) is the restoration of that add, lease or
-                    # pin's end, never a second round of this one (I15).
-                    return
-        except Exception as error:  # restoring never fails the caller's operation
-            note_swallowed(
-                error, f"the cache's restoration of its bound ({self._bounds()}) stopped here"
-            )
-            self._restoration_failed(error)
-
-    def _restoration_failed(self, error: BaseException) -> None:
-        """A restoration stopped on ``error``: counted, and logged once per kind per minute."""
-        self._counters.increment("restoration_failures")
-        self._quiet.warning(
-            ("restore", type(error).__name__),
-            "could not bring the cache back within its bound (%s): %r; the models stay "
-            "loaded until the next lease or pin ends",
-            self._bounds(),
-            error,
-        )
-
-    def _wait_restoration_locked(self, deadline: float) -> None:
-        """Wait (lock held, released while waiting) for another restoration's evictions."""
-        remaining = _remaining(deadline)
-        if remaining <= 0 or not self._lru_changed.wait(remaining):
-            self._counters.increment("lock_timeouts")
-            raise LockTimeout(
-                "another restoration's evictions to end (this restoration gives up)",
-                self._queue_lock_timeout,
-            )
-
-    def _wait_locked(self, deadline: float, resolved_id: str) -> None:
-        """Wait (lock held, released while waiting) for a slot or an eviction to change."""
-        remaining = _remaining(deadline)
-        if remaining <= 0 or not self._lru_changed.wait(remaining):
-            self._counters.increment("lock_timeouts")
-            raise LockTimeout(
-                f"a free slot for model {resolved_id!r} (the cache of {self._max_size} "
-                "is full of in-flight loads and evictions)",
-                self._queue_lock_timeout,
-            )
-
-    def _evict_for_memory(self, resolved_id: str, deadline: float) -> None:
-        while True:
-            fraction = self._measure_free_fraction()
-            if fraction is None or fraction >= self._memory_free_threshold:
-                return
-            if self._evict_memory_round(resolved_id, deadline) == 0:
-                self._quiet.warning(
-                    ("pressure", None),
-                    "memory pressure (free fraction %.3f < %.3f) but no model is evictable",
-                    fraction,
-                    self._memory_free_threshold,
-                )
-                return
-            self._release_memory()
-
-    def _evict_memory_round(self, resolved_id: str, deadline: float) -> int:
-        """Evict up to MEMORY_EVICTIONS_PER_ROUND models; skipped victims use no budget."""
-        evicted = 0
-        book, policy = self._book, self._policy
-        busy: str | None = None  # a victim found busy on the last pass (see _admit)
-        while evicted < MEMORY_EVICTIONS_PER_ROUND:
-            batch = object()
-            with self._lru_guard(deadline):
-                # One eviction at a time, and none while a load awaits its commit.
-                while book.evictions_undecided() or policy.committing():
-                    self._wait_locked(deadline, resolved_id)
-                leased = frozenset(self._manager.lease_counts())
-                victims = policy.memory_victims(
-                    MEMORY_EVICTIONS_PER_ROUND - evicted, leased, resolved_id
-                )
-                if busy not in victims:
-                    for victim in victims:
-                        book.choose(victim, None, batch)
-            if not victims:
-                break
-            if busy is not None and busy in victims:
-                self._await_lifecycle(busy)
-                busy = None
-                continue
-            try:
-                evicted += self._evict(victims, "evictions_memory", batch)
-            except _VictimBusy as error:
-                evicted += error.evicted
-                busy = error.victim
-        return evicted
-
-    def _await_lifecycle(self, victim: str) -> None:
-        """Wait, holding no choice, until no other thread holds ``victim``'s lifecycle.
-
-        For a victim found busy and chosen again: its holder's step (a use, a
-        pin, a removal) ends without us, so waiting for it here, with nothing
-        of ours undecided, is bounded by the manager's ``lock_timeout`` and
-        closes no cycle. The caller then decides afresh.
-        """
-        with self._manager.lifecycle(victim):
-            pass
+        self._admission.restore(exclude)  # never raises
 
     def _evict(self, victims: list[str], cause: str, batch: object) -> int:
-        """Unload ``victims`` (chosen as ``batch``) in order, outside the lock; return
-        how many went."""
-        evicted = 0
-        for index, victim in enumerate(victims):
-            try:
-                gone = self._evict_one(victim)
-            except _VictimBusy as busy:
-                # Never wait for a lifecycle while holding choices (I17): drop
-                # this batch's remaining ones; the caller decides again.
-                self._drop_choices(victims[index:], batch)
-                busy.evicted = evicted
-                raise
-            except BaseException as error:
-                self._counters.increment("eviction_failures")
-                try:
-                    self._rollback_eviction(victims[index:], batch)
-                except BaseException as secondary:  # keep the eviction's error (I16)
-                    attach_secondary(error, secondary, "rolling back a failed eviction")
-                raise
-            if gone:
-                evicted += 1
-                self._counters.increment(cause)
-            else:
-                self._rollback_eviction([victim], batch)
-        return evicted
+        return self._evictions.evict(victims, cause, batch)
 
     def _evict_one(self, victim: str) -> bool:
-        """Unload one chosen victim under its lifecycle; False if it must be skipped.
-
-        Skipped (nothing unloaded): removed since it was chosen (or behind
-        the cache's back: its stale entry goes), rescued by a use, pinned or
-        leased meanwhile, or, for a capacity victim, no longer needed or no
-        longer the least-recent evictable id at this commit (I15).
-
-        The lifecycle is taken without waiting: if another thread holds it,
-        raises ``_VictimBusy`` with nothing changed. Waiting for it here,
-        with this batch's choices undecided, closes a cycle when the holder
-        waits for a lease whose owner's add waits for those choices (B17, I17).
-        """
-        manager = self._manager
-        with self._hold_victim(victim):
-            if self._victim_gone(victim):
-                self._forget(victim)
-                return False
-            with self._lru_changed:
-                batch = self._confirm_victim_locked(victim)
-                if batch is None:
-                    return False
-            try:
-                manager.remove(victim, delete_from_disk=self._delete_evicted_from_disk)
-            except BaseException:
-                # Still under the victim's lifecycle: nobody sees it UNLOADING
-                # once the unload is known to have failed (I6: same position).
-                # The add that chose it fails with this error: its slot goes in
-                # the same step, so nobody sees the victim back while the failed
-                # add still holds room (the spec's failed admission holds none).
-                with self._lru_changed:  # a rollback: unbounded, like _forget
-                    self._book.fail_unload(victim)
-                    ticket = self._batch_tickets.get(batch)
-                    if ticket is not None and ticket.holding:
-                        self._give_back_locked(ticket.resolved_id, ticket)
-                    self._lru_changed.notify_all()
-                raise
-            self._forget(victim)
-            return True
+        return self._evictions.evict_one(victim)
 
     def _hold_victim(self, victim: str) -> AbstractContextManager[None]:
-        """The victim's lifecycle, taken without waiting (``_evict_one``); raises
-        ``_VictimBusy``, nothing changed, when another thread holds it."""
-        try_lifecycle = self._try_lifecycle
-        if try_lifecycle is None:
-            return self._manager.lifecycle(victim)
-        held = try_lifecycle(victim)
-        if held is None:
-            raise _VictimBusy(victim)
-        return held
+        return self._evictions.hold_victim(victim)
 
     def _victim_gone(self, victim: str) -> bool:
-        """Whether a chosen victim is no longer registered (its lifecycle held)."""
-        return victim not in self._manager
+        return victim not in self._manager  # no longer registered (lifecycle held)
 
     def _confirm_victim_locked(self, victim: str) -> object | None:
-        """Commit a chosen victim to its unload (UNLOADING), lock and lifecycle held.
-
-        Returns the eviction batch that chose it, or None, nothing committed,
-        when it must be skipped: rescued by a use, pinned or leased meanwhile,
-        or no longer chosen by the policy's revalidation (I15). Pins and leases
-        are only added while holding the victim's lifecycle, so the answer
-        holds until the unload is done.
-        """
-        book, manager = self._book, self._manager
-        if (
-            not book.chosen(victim)  # rescued by a use since chosen
-            or victim in book.pins
-            or manager.lease_counts().get(victim, 0)
-        ):
-            return None
-        # Revalidate the choice as if made now (CapacityPolicy.still_chosen).
-        requester, batch = book.requester(victim), book.batch(victim)
-        book.unchoose(victim)
-        leased = frozenset(manager.lease_counts())
-        if not self._policy.still_chosen(victim, requester, leased):
-            self._lru_changed.notify_all()
-            return None
-        book.choose(victim, requester, batch)
-        book.start_unload(victim)
-        return batch
+        return self._evictions.confirm_victim_locked(victim)
 
     def _rollback_eviction(self, victims: list[str], batch: object) -> None:
-        # Victims never left their LRU positions; only this batch's marks go. A victim
-        # may have been rescued and chosen again by a newer eviction meanwhile (nothing
-        # was undecided once ours failed): its marks are that eviction's, not ours.
-        with self._lru_changed:
-            book = self._book
-            for victim in victims:
-                if not book.owned_by(victim, batch):
-                    continue
-                if book.state(victim) is _UNLOADING:
-                    book.fail_unload(victim)
-                else:
-                    book.unchoose(victim)
-            self._lru_changed.notify_all()
-
-    def _drop_choices(self, victims: list[str], batch: object) -> None:
-        # Only choices: an UNLOADING mark of this batch was committed by the
-        # eviction that holds the victim's lifecycle now (it re-chose the victim
-        # after a rescue), and that unload resolves its own mark.
-        with self._lru_changed:
-            book = self._book
-            for victim in victims:
-                if book.owned_by(victim, batch) and book.chosen(victim):
-                    book.unchoose(victim)
-            self._lru_changed.notify_all()
+        self._evictions.rollback(victims, batch)
 
     def _commit_load(self, resolved_id: str, pin: bool, weight: int = 0) -> None:
-        # Commit steps wait without a bound: the model is already loaded, so a
-        # timeout here could only report a success as a failure (B16); the
-        # lock is only ever held for short, non-blocking bookkeeping.
+        # Unbounded: the model is loaded, a timeout could only report a success
+        # as a failure (B16).
         with self._lru_changed:
             records = self._records
             payload = records.get(resolved_id, _LISTED) if records is not None else _LISTED
             self._book.commit(resolved_id, payload, weight)
             if self._weigher is not None:
-                self._estimates[resolved_id] = weight
-                self._maybe_over = True  # the estimate may have been low: _restore checks
+                self._admission.loaded_weight_locked(resolved_id, weight)
             if pin:
                 self._book.pin(resolved_id)
             self._lru_changed.notify_all()
@@ -1648,73 +949,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
             self._book.forget(resolved_id)
             self._lru_changed.notify_all()
 
-    def _measure_free_fraction(self) -> float | None:
-        try:
-            return self.memory_probe.free_fraction()
-        except Exception as error:
-            self._counters.increment("memory_probe_errors")
-            self._quiet.warning(
-                ("probe", type(error).__name__),
-                "memory probe failed (%r); treating it as no pressure",
-                error,
-            )
-            return None
-
-    def _release_memory(self) -> None:
-        gc.collect()
-        try:
-            self.memory_probe.release_cache()
-        except Exception as error:
-            self._counters.increment("memory_probe_errors")
-            self._quiet.warning(
-                ("release", type(error).__name__), "memory probe release_cache() failed: %r", error
-            )
-
-    # ------------------------------------------------------------- helpers
-
     def _await_unload(self, resolved_id: str) -> None:
         """Wait (bounded) until ``resolved_id`` is no committed eviction victim."""
         deadline = time.monotonic() + self._queue_lock_timeout
         with self._lru_guard(deadline):
-            self._await_unload_locked(resolved_id, deadline)
-
-    def _await_unload_locked(self, resolved_id: str, deadline: float) -> None:
-        """Wait (lock held, released while waiting) for the unload of a committed victim.
-
-        Ends when the eviction's ``_forget`` (it went) or rollback (it stayed)
-        has run; both notify. Raises :class:`LockTimeout` at ``deadline``.
-        """
-        book = self._book
-        while book.state(resolved_id) is _UNLOADING:
-            remaining = _remaining(deadline)
-            if remaining <= 0 or (
-                not self._lru_changed.wait(remaining) and book.state(resolved_id) is _UNLOADING
-            ):
-                self._counters.increment("lock_timeouts")
-                raise LockTimeout(
-                    f"the eviction of model {resolved_id!r} (its unload is in progress)",
-                    self._queue_lock_timeout,
-                )
+            self._evictions.await_unload_locked(resolved_id, deadline)
 
     def _lru_guard(self, deadline: float | None = None) -> _LRUGuard:
         """Hold the book's lock, waiting at most until ``deadline`` (or the queue timeout)."""
         return _LRUGuard(self, deadline)
-
-    @contextmanager
-    def _acquire_context(
-        self,
-        model_id: str,
-        api_key: str | None,
-        model_id_alias: str | None,
-        pin: bool,
-        load_kwargs: dict[str, Any],
-    ) -> Iterator[Model]:
-        with ExitStack() as stack:
-
-            def take_lease(resolved_id: str) -> Model:
-                return stack.enter_context(_CacheLease(self, self._manager.lease(resolved_id)))
-
-            request = _AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs)
-            model = self._add(request, take_lease)
-            assert model is not None  # take_lease always returns the model
-            yield model
