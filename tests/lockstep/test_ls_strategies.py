@@ -71,9 +71,10 @@ def test_dfs_preemption_bound_zero_only_switches_at_blocking_points():
 
 
 def test_dfs_bound_grows_the_space_monotonically():
-    """More preemptions allowed: at least as many executions."""
+    """More preemptions allowed: at least as many executions (3, 16, 56; the unbounded
+    search's 251 are test_dfs_unbounded_sees_every_interleaving_and_exhausts')."""
     counts = []
-    for bound in (0, 1, 2, None):
+    for bound in (0, 1, 2):
         strategy = DFSStrategy(preemption_bound=bound)
         explore(_two_by_two(set()), strategy=strategy, budget=100_000)
         counts.append(strategy.executions)
