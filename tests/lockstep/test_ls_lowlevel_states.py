@@ -60,10 +60,12 @@ def _two_drains(*, notify_all: bool, seen: list[lowlevel.ThreadState]) -> Callab
 
 
 def test_notify_one_for_different_conditions_loses_a_wakeup() -> None:
-    """notify() wakes the waiter of the other key: the right one is left blocked."""
+    """notify() wakes the waiter of the other key: the right one is left blocked (seed 1
+    first leaves one so within 100 executions; 300 found 10, 49 s on 3.13t's thread
+    backend under load)."""
     seen: list[lowlevel.ThreadState] = []
     result = lockstep.explore(
-        _two_drains(notify_all=False, seen=seen), strategy=RandomStrategy(seed=1), budget=300
+        _two_drains(notify_all=False, seen=seen), strategy=RandomStrategy(seed=1), budget=100
     )
     assert result.failure is None
     assert seen, "no schedule left a waiter blocked with its predicate true"
