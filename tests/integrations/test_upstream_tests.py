@@ -36,7 +36,7 @@ def _failures(checkout: Path, *, stock: bool, tmp_path: Path) -> tuple[set[str],
     result = subprocess.run(
         [
             sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio",
-            "-p", "roboflow_dropin_session", "-q", "-rf", "-W", "ignore",
+            "-p", "models_spec.targets.roboflow_dropin.upstream_tests", "-q", "-rf", "-W", "ignore",
             "--continue-on-collection-errors", "--rootdir", str(checkout),
             str(checkout / MANAGER_TESTS),
         ],
