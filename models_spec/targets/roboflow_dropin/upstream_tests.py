@@ -26,6 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import_upstream()
     if os.environ.get("ROBOFLOW_DROPIN_STOCK") == "1":
         return
-    from modelmanager.integrations.roboflow_inference import install
+    # After import_upstream: the drop-in imports inference, which needs its stand-ins first.
+    from modelmanager.integrations.roboflow_inference import install  # noqa: PLC0415
 
     install()
