@@ -121,9 +121,9 @@ def test_the_spec_terms_are_kept_for_verbose() -> None:
             "I15 violated: thread U's with acquire('X') raised ModelNotFound, which no "
             "one-at-a-time order of the threads' calls explains (each call taking effect at "
             "one instant between its call and its return). The order that explains the most: "
-            "main: add_model('X'); R: remove('X'); T: add_model('Z'). After those calls "
-            "nothing was loaded, so a correct manager's with acquire('X') would have handed "
-            "out the model of 'X' from its load #2 there",
+            "main: add_model('X'); T: add_model('Z'). After those calls 'Z' was loaded, so a "
+            "correct manager's with acquire('X') could not have taken effect there yet (it "
+            "would still wait for another call)",
         ),
         (
             "B04-warm-fast-path.json",
