@@ -383,17 +383,7 @@ def test_a_deferral_during_a_failed_add_is_seen_whatever_the_count_was() -> None
     counted before it chose (kills counting by assignment instead of increment)."""
     admission, owner, _ = _admission(1, loaded=("a",))
     admission._restorations_deferred = 1  # an earlier restoration deferred to an earlier add
-    guards = 0
-    plain_guard = owner._lru_guard
-
-    @contextlib.contextmanager
-    def guard(deadline: float | None = None) -> Iterator[None]:
-        nonlocal guards
-        guards += 1
-        if guards == 3:  # the add's second pass: its lock wait times out
-            raise LockTimeout("the LRU lock", 0)
-        with plain_guard(deadline):
-            yield
+    _timing_out_at(owner, 3)  # the add's second pass: its lock wait times out
 
     def evict(victims: list[str], cause: str, batch: object) -> int:
         admission.maybe_over = True
@@ -402,7 +392,6 @@ def test_a_deferral_during_a_failed_add_is_seen_whatever_the_count_was() -> None
             owner.book.unchoose("a")
         raise VictimBusy("a")
 
-    owner._lru_guard = guard  # type: ignore[method-assign]
     owner._evict = evict  # type: ignore[method-assign]
     with pytest.raises(LockTimeout):
         admission.admit("x")
@@ -417,19 +406,7 @@ def test_an_add_whose_victims_partly_went_restores_when_it_fails_later() -> None
     only when a restoration also deferred to it)."""
     admission, owner, _ = _admission(1, loaded=("a", "b"))
     owner.busy = ["b", "b"]  # a goes; b is busy twice
-    guards = 0
-    plain_guard = owner._lru_guard
-
-    @contextlib.contextmanager
-    def guard(deadline: float | None = None) -> Iterator[None]:
-        nonlocal guards
-        guards += 1
-        if guards == 5:  # after the second busy b: the lock wait times out
-            raise LockTimeout("the LRU lock", 0)
-        with plain_guard(deadline):
-            yield
-
-    owner._lru_guard = guard  # type: ignore[method-assign]
+    _timing_out_at(owner, 5)  # after the second busy b: the lock wait times out
     with pytest.raises(LockTimeout):
         admission.admit("x")
     assert [victims for victims, _ in owner.evicted] == [["a", "b"], ["b"]]
