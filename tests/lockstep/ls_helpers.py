@@ -1,4 +1,5 @@
-"""Helpers for lockstep tests: run a body once as a scenario and return what it produced."""
+"""Helpers for lockstep tests: run a body once as a scenario and return what it produced;
+pieces several test files share (a suite that records the backend, the lost-update test file)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 import lockstep
-from lockstep._backend import greenlet_unavailable
+from lockstep._backend import default_backend, greenlet_unavailable
 from lockstep.strategies._replay import PrefixStrategy
 
 GREENLET_UNAVAILABLE = greenlet_unavailable()
@@ -44,3 +45,37 @@ def raises_in_run(body: Callable[[], Any]) -> BaseException | None:
 
     lockstep.explore(scenario, strategy=PrefixStrategy(()), budget=1, shrink=False)
     return box["exc"]
+
+
+LOST_UPDATE_TEST = """
+import lockstep
+import pytest
+
+
+@pytest.mark.lockstep(budget=300)
+def test_lost_update():
+    box = [0]
+
+    def inc():
+        value = box[0]
+        lockstep.checkpoint("read", resource="box")
+        box[0] = value + 1
+
+    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: {box[0]}"
+"""
+"""A test file for ``pytester`` whose one lockstep test (``test_lost_update``) loses an
+update in some interleavings; its source is edited by tests that change the code."""
+
+
+class BackendSeen:
+    """A suite recording which backend an explore() inside it would use."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def run(self, options: Any) -> int:
+        self.seen.append(default_backend())
+        return 0

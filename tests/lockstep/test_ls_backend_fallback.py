@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ls_helpers import BackendSeen
 
 import lockstep
 import lockstep._backend as backends
@@ -87,22 +88,11 @@ def _os_threads_of_two_logical_threads() -> set[int]:
     return idents
 
 
-class _BackendSeen:
-    """A suite recording which backend an explore() inside it would use."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def run(self, options: Any) -> int:
-        self.seen.append(default_backend())
-        return 0
-
-
 def _check(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> tuple[str, dict[str, Any], list[str]]:
     """`lockstep check --json` over a fake suite: its output, its JSON, the backends seen."""
-    suite = _BackendSeen()
+    suite = BackendSeen()
     monkeypatch.setattr(check, "discover_suites", lambda: [LoadedSuite("s", "m:S", suite, None)])
     out = io.StringIO()
     path = tmp_path / "check.json"

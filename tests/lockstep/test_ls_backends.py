@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import samples.racy_module as racy
-from ls_helpers import GREENLET_UNAVAILABLE, needs_greenlet
+from ls_helpers import GREENLET_UNAVAILABLE, BackendSeen, needs_greenlet
 from samples.golden_scenarios import pipeline
 
 import lockstep
@@ -322,17 +322,6 @@ def test_unpatched_code_sees_one_os_thread_on_the_greenlet_backend(backend):
     assert len(set(real_idents)) == (1 if backend == "greenlet" else 2)
 
 
-class _BackendSeen:
-    """A suite recording which backend an explore() inside it would use."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def run(self, options: Any) -> int:
-        self.seen.append(default_backend())
-        return 0
-
-
 @needs_greenlet
 def test_cli_backend_option(backend, monkeypatch, tmp_path):
     """--backend on explore/replay/show/check picks the backend; a bad one exits 2."""
@@ -371,7 +360,7 @@ def test_cli_backend_option(backend, monkeypatch, tmp_path):
     assert f"--backend {other}" in text  # the replay command says how it was replayed
     assert run_cli("show", str(saved), "--backend", other)[0] == cli.EXIT_OK
     assert chosen == [other, other, other]
-    suite = _BackendSeen()
+    suite = BackendSeen()
     monkeypatch.setattr(check, "discover_suites", lambda: [LoadedSuite("s", "m:S", suite, None)])
     assert run_cli("check", "--backend", other)[0] == 0
     assert run_cli("check")[0] == 0

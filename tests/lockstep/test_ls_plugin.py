@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ls_helpers import LOST_UPDATE_TEST
 
-TEST_FILE = """
-import pytest
-import lockstep
-
-
-@pytest.mark.lockstep(budget=300)
-def test_lost_update():
-    box = [0]
-
-    def inc():
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
-
+TEST_FILE = (
+    LOST_UPDATE_TEST
+    + """
 
 @pytest.mark.lockstep(budget=50, strategy="dfs")
 def test_correct(tmp_path):
@@ -39,6 +24,7 @@ def test_correct(tmp_path):
     assert box[0] == 2
     assert tmp_path.exists()
 """
+)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import json
 import pathlib
 
 import pytest
+from ls_helpers import LOST_UPDATE_TEST
 from samples import cli_scenarios
 
 import lockstep
@@ -147,40 +148,19 @@ def test_an_empty_directory_is_a_usage_error(tmp_path: pathlib.Path) -> None:
     assert run_cli("replay", str(tmp_path))[0] == cli.EXIT_USAGE
 
 
-PLUGIN_TEST = """
-import lockstep
-import pytest
-
-
-@pytest.mark.lockstep(budget=300)
-def test_update():
-    box = [0]
-
-    def inc():
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
-"""
-
-
 def test_the_pytest_plugin_names_the_outcome(pytester: pytest.Pytester) -> None:
     """Reproduced, then diverged once the code changed: the message and summary say which."""
-    pytester.makepyfile(test_sample=PLUGIN_TEST)
+    pytester.makepyfile(test_sample=LOST_UPDATE_TEST)
     pytester.runpytest("-p", "no:cacheprovider")
     saved = next((pytester.path / "lockstep-failures").glob("*.json"))
     result = pytester.runpytest("-p", "no:cacheprovider", "--lockstep-replay", str(saved))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*lockstep replay reproduced: the recorded exception*"])
     read = "        value = box[0]\n"
-    changed = PLUGIN_TEST.replace(read, "        lockstep.checkpoint('x')\n" + read)
+    changed = LOST_UPDATE_TEST.replace(read, "        lockstep.checkpoint('x')\n" + read)
     pytester.makepyfile(test_sample=changed)
     result = pytester.runpytest("-p", "no:cacheprovider", "--lockstep-replay", str(saved))
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "lockstep replay diverged at step" in text
-    assert "test_sample.py::test_update: replay diverged" in text
+    assert "test_sample.py::test_lost_update: replay diverged" in text

@@ -3,7 +3,8 @@
 import lockstep
 
 
-def lost_update() -> None:
+def _racy_count() -> int:
+    """Two unsynchronised read-modify-write increments of one box; what the box holds after."""
     box = [0]
 
     def inc() -> None:
@@ -14,7 +15,12 @@ def lost_update() -> None:
     threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
     for t in threads:
         t.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
+    return box[0]
+
+
+def lost_update() -> None:
+    count = _racy_count()
+    assert count == 2, f"lost update: {count}"
 
 
 def correct() -> None:
@@ -44,18 +50,9 @@ def patched_lost_update() -> None:
 
 def lost_update_other_error() -> None:
     """lost_update's interleavings, failing with another exception type (a different failure)."""
-    box = [0]
-
-    def inc() -> None:
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [lockstep.spawn(inc), lockstep.spawn(inc)]
-    for t in threads:
-        t.join()
-    if box[0] != 2:
-        raise LookupError(f"lost update: {box[0]}")
+    count = _racy_count()
+    if count != 2:
+        raise LookupError(f"lost update: {count}")
 
 
 def lost_update_fixed() -> None:
