@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import ast
-import graphlib
 import importlib
 import re
 import subprocess
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 import models_spec
+from tests.import_graph import cycle
 
 PACKAGE = Path(models_spec.__file__).resolve().parent
 ROOT = PACKAGE.parent
@@ -202,16 +202,6 @@ def _imports(module: str, path: Path) -> Iterator[str]:
                 target = target.rpartition(".")[0]
 
 
-def _cycle(graph: dict[str, set[str]]) -> list[str]:
-    """One import cycle of ``graph`` as the modules around it (empty: none), found by the
-    standard library's topological sorter."""
-    try:
-        graphlib.TopologicalSorter(graph).prepare()
-    except graphlib.CycleError as cycle:
-        return list(cycle.args[1])
-    return []
-
-
 GRAPH = {name: set(_imports(name, path)) for name, path in _modules()}
 
 
@@ -226,14 +216,15 @@ def test_the_import_graph_is_computed() -> None:
 def test_the_import_graph_has_no_cycle() -> None:
     """No two modules of models_spec import each other, directly or not (imports in
     functions and type-only imports included)."""
-    assert _cycle(GRAPH) == []
+    assert cycle(GRAPH) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    """The finder reports a circle when there is one (so the test above can fail)."""
-    assert set(_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})) == {"a", "b", "c"}
-    assert _cycle({"a": {"a"}}) == ["a", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) == []
+    """The shared finder (tests/import_graph.py) reports a circle when there is one (so the
+    test above, and test_ls_kernel's two cycle tests, can fail)."""
+    assert set(cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})) == {"a", "b", "c"}
+    assert cycle({"a": {"a"}}) == ["a", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) == []
 
 
 def test_importing_the_core_imports_neither_lockstep_nor_models_spec() -> None:
