@@ -218,42 +218,31 @@ def render(title: str, stock: dict[str, Any], dropin: dict[str, Any]) -> str:
             )
         )
 
+    def counted(label: str, table: str, key: str) -> None:
+        """One count of a per-kind table of both runs (a kind a run never saw: 0)."""
+        rows.append(
+            (
+                label,
+                _number(stock[table].get(key, 0)),
+                _number(dropin[table].get(key, 0)),
+                "",
+            )
+        )
+
     row("requests", "requests", ratio=True)
     row("req/s", "req_s", ratio=True)
     row("p50 latency (ms)", "p50_ms", ratio=True)
     row("p99 latency (ms)", "p99_ms", ratio=True)
     row("HTTP 500", "http_500")
-    for key in sorted(set(stock["errors"]) | set(dropin["errors"])):
-        rows.append(
-            (
-                f"HTTP {key}",
-                _number(stock["errors"].get(key, 0)),
-                _number(dropin["errors"].get(key, 0)),
-                "",
-            )
-        )
-    for key in sorted(set(stock["client_errors"]) | set(dropin["client_errors"])):
-        rows.append(
-            (
-                f"client error {key}",
-                _number(stock["client_errors"].get(key, 0)),
-                _number(dropin["client_errors"].get(key, 0)),
-                "",
-            )
-        )
+    for table, name in (("errors", "HTTP"), ("client_errors", "client error")):
+        for key in sorted(set(stock[table]) | set(dropin[table])):
+            counted(f"{name} {key}", table, key)
     for cause, label in (
         ("remove", "a concurrent remove"),
         ("eviction", "an eviction"),
         ("neither", "neither"),
     ):
-        rows.append(
-            (
-                f"not found: {label}",
-                _number(stock["not_found"].get(cause, 0)),
-                _number(dropin["not_found"].get(cause, 0)),
-                "",
-            )
-        )
+        counted(f"not found: {label}", "not_found", cause)
     row("constructions", "constructions")
     row("concurrent double constructions", "double_constructions")
     row("leaked models", "leaked")
