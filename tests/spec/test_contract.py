@@ -74,6 +74,13 @@ def _matches(call: Call, recorded: tuple[str, int, tuple[str, ...]]) -> bool:
     return recorded == (call.method, len(call.args), tuple(sorted(call.kwargs)))
 
 
+def _refusal(adapter: Any, name: str) -> str:
+    """What ``validate_adapter(adapter, name)`` raises; it must refuse the adapter."""
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(adapter, name)
+    return str(caught.value)
+
+
 @pytest.mark.parametrize("op", [*(_op(k) for k in sorted(OP_KINDS)), Op("add", "a", pin=True)])
 def test_the_driver_makes_exactly_the_documented_call(op: Op) -> None:
     """Each op kind reaches the stack as the call `models_spec.contract.CALLS` states
@@ -182,9 +189,7 @@ def test_validation_refuses_an_add_model_without_the_alias_argument() -> None:
     """Even a manager that declares no "aliases" is called add_model(id, None, None): the
     validation names the mismatch before any search (else every scenario fails, I8)."""
     validate_adapter(_Adapter(), "mine:Adapter")
-    with pytest.raises(AdapterValidationError) as caught:
-        validate_adapter(_NoAliasAdapter(), "mine:NoAliasAdapter")
-    assert str(caught.value) == (
+    assert _refusal(_NoAliasAdapter(), "mine:NoAliasAdapter") == (
         "mine:NoAliasAdapter failed validation before any search: your `add_model` takes "
         "(model_id, api_key); the scenarios call add_model(model_id, api_key, model_id_alias) "
         "(see docs/contract.md#add_model)"
@@ -212,9 +217,7 @@ def test_a_declared_capability_needs_its_snapshot_fields() -> None:
     """ "capacity" with no ``max_size`` in the snapshot would make I11 skip in every
     execution (and a failure say "I11 broken ... I11 skipped"): refused up front."""
     validate_adapter(_BoundedAdapter(), "mine:Bounded")
-    with pytest.raises(AdapterValidationError) as caught:
-        validate_adapter(_CapacityAdapter(), "mine:Capacity")
-    assert str(caught.value) == (
+    assert _refusal(_CapacityAdapter(), "mine:Capacity") == (
         "mine:Capacity failed validation before any search: declared capability 'capacity' "
         "needs the Snapshot field max_size (or max_weight and weights), which snapshot(stack) "
         "leaves None: set it, or do not declare 'capacity' (see docs/contract.md#snapshot-fields)"
@@ -245,9 +248,7 @@ class _ReturnsModelAdapter(_Adapter):
 def test_add_model_must_return_none() -> None:
     """The scenarios never read add_model's value, so a manager returning the model
     passed every cell: the contract (and upstream's API) says None."""
-    with pytest.raises(AdapterValidationError) as caught:
-        validate_adapter(_ReturnsModelAdapter(), "mine:ReturnsModel")
-    message = str(caught.value)
+    message = _refusal(_ReturnsModelAdapter(), "mine:ReturnsModel")
     assert message.startswith(
         "mine:ReturnsModel failed validation before any search: "
         "add_model('lockstep-validate-model', None, None) returned FakeModel("
@@ -341,9 +342,10 @@ def test_clear_must_attempt_every_model_and_keep_the_failed(
     """Two loaded models whose unloads fail: clear() raises a group of both and keeps
     both (a clear() stopping at the first failure escaped a budget-5 search)."""
     validate_adapter(_clear_adapter(_ClearsAll), "mine:Clear")
-    with pytest.raises(AdapterValidationError) as caught:
-        validate_adapter(_clear_adapter(manager), "mine:Clear")
-    assert str(caught.value) == _SETUP + says + " (see docs/contract.md#clear)"
+    assert (
+        _refusal(_clear_adapter(manager), "mine:Clear")
+        == _SETUP + says + " (see docs/contract.md#clear)"
+    )
 
 
 def test_a_declared_clear_that_stops_is_only_called() -> None:
