@@ -39,6 +39,7 @@ from typing import Any, Final, Unpack
 
 import attrs
 
+from models_spec.adapter import CAPABILITIES as ADAPTER_CAPABILITIES
 from models_spec.adapter import (
     BuildKwargs,
     BuildOptions,
@@ -49,20 +50,9 @@ from models_spec.targets.roboflow_inference._environment import import_upstream
 
 __all__ = ["ADAPTERS", "CAPABILITIES", "DropinAdapter", "nested", "stack"]
 
-CAPABILITIES: Final = frozenset(
-    {
-        "lru",
-        "pins",
-        "leases",
-        "lifecycle",
-        "capacity",
-        "memory",
-        "aliases",
-        "refresh",
-        "adopt",
-        "statistics",
-    }
-)
+CAPABILITIES: Final = ADAPTER_CAPABILITIES
+"""Every capability an adapter may declare, as the core's adapters declare: the drop-in
+keeps its core's whole protocol (the module docstring says what each means here)."""
 
 _SETTINGS: Final = (
     ("inference.core.managers.base", "MODEL_LOCK_ACQUIRE_TIMEOUT"),
