@@ -18,8 +18,10 @@ roboflow_inference._stack``), on the drop-in classes
 * ``lru_order``, ``statistics``, ``lease_counts``, ``lifecycle_snapshot`` ->
   the drop-in's ``core`` (its documented core layer).
 
-Upstream's errors are translated as the stock target translates them
-(``InferenceModelNotFound`` -> ``ModelNotFound``,
+The words that are one plain call of upstream's API (``add_model``, ``remove``,
+``pin_model``, ``describe_models``, ``keys``, ``[id]``, ``in``, ``len``) are the
+stock facade's own (`UpstreamCalls`). Upstream's errors are translated by the stock
+target's `translated` (``InferenceModelNotFound`` -> ``ModelNotFound``,
 ``ModelManagerLockAcquisitionError`` -> ``UpstreamLockTimeout``), chained to
 the original; every other exception passes through as raised.
 """
@@ -29,13 +31,12 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import inference.core.exceptions as upstream_errors
 
 from models_spec.targets.roboflow_inference._fakes import InferenceRequest
-from models_spec.targets.roboflow_inference._stack import ModelNotFound, UpstreamLockTimeout
+from models_spec.targets.roboflow_inference._stack import UpstreamCalls, translated
 
 __all__ = ["DropinStack"]
 
@@ -45,17 +46,6 @@ which walks the stack's attributes, does not see the harness's own bookkeeping; 
 thread runs at a time under lockstep, so the counts need no lock)."""
 
 _NOT_FOUND = upstream_errors.InferenceModelNotFound
-_LOCK_ERROR = upstream_errors.ModelManagerLockAcquisitionError
-
-
-@contextlib.contextmanager
-def _translated() -> Iterator[None]:
-    try:
-        yield
-    except _LOCK_ERROR as error:
-        raise UpstreamLockTimeout(str(error)) from error
-    except _NOT_FOUND as error:
-        raise ModelNotFound(str(error)) from error
 
 
 class _TranslatedLease:
@@ -65,15 +55,15 @@ class _TranslatedLease:
         self._inner = inner
 
     def __enter__(self) -> Any:
-        with _translated():
+        with translated():
             return self._inner.__enter__()
 
     def __exit__(self, *exc_info: Any) -> bool | None:
-        with _translated():
+        with translated():
             return self._inner.__exit__(*exc_info)
 
 
-class DropinStack:
+class DropinStack(UpstreamCalls):
     """The suite's view of one drop-in stack; `top` is its outermost layer."""
 
     def __init__(self, top: Any) -> None:
@@ -83,29 +73,10 @@ class DropinStack:
         # the drop-in's state is its core's.
         self.manager = top.core
 
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-    ) -> None:
-        """``top.add_model(model_id, api_key, model_id_alias=...)``; then pin if asked."""
-        with _translated():
-            self.top.add_model(model_id, api_key, model_id_alias=model_id_alias)
-            if pin:
-                self.top.pin_model(model_id_alias if model_id_alias is not None else model_id)
-
-    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        """``top.remove(model_id, delete_from_disk=...)``."""
-        with _translated():
-            self.top.remove(model_id, delete_from_disk=delete_from_disk)
-
     def clear(self) -> None:
         """``top.clear()`` (tries every id); one failure is wrapped in the
         ``ExceptionGroup`` the suite's clear raises (several already are one)."""
-        with _translated():
+        with translated():
             try:
                 self.top.clear()
             except ExceptionGroup:
@@ -123,7 +94,7 @@ class DropinStack:
         running = _RUNNING.setdefault(self, Counter())
         running[model_id] += 1
         try:
-            with _translated():
+            with translated():
                 try:
                     self.top.infer_from_request_sync(model_id, InferenceRequest())
                 except _NOT_FOUND:
@@ -145,24 +116,10 @@ class DropinStack:
         """``top.acquire(model_id, api_key, model_id_alias)``."""
         return _TranslatedLease(self.top.acquire(model_id, api_key, model_id_alias))
 
-    def pin_model(self, model_id: str) -> None:
-        """``top.pin_model(model_id)``."""
-        with _translated():
-            self.top.pin_model(model_id)
-
     def unpin_model(self, model_id: str) -> None:
         """``top.unpin_model(model_id)``."""
-        with _translated():
+        with translated():
             self.top.unpin_model(model_id)
-
-    def describe_models(self) -> Any:
-        """``top.describe_models()``."""
-        with _translated():
-            return self.top.describe_models()
-
-    def keys(self) -> list[str]:
-        """The loaded ids."""
-        return list(self.top.keys())
 
     def lru_order(self) -> list[str]:
         """The core cache's LRU, least recent first."""
@@ -179,16 +136,6 @@ class DropinStack:
     def lifecycle_snapshot(self) -> Any:
         """The core's lifecycle table."""
         return self.core.lifecycle_snapshot()
-
-    def __getitem__(self, model_id: str) -> Any:
-        with _translated():
-            return self.top[model_id]
-
-    def __contains__(self, model_id: object) -> bool:
-        return model_id in self.top
-
-    def __len__(self) -> int:
-        return len(self.top)
 
     def __repr__(self) -> str:
         return f"DropinStack({type(self.top).__name__})"

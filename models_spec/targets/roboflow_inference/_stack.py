@@ -40,7 +40,7 @@ from typing import Any
 from models_spec.targets.roboflow_inference import upstream
 from models_spec.targets.roboflow_inference._fakes import InferenceRequest
 
-__all__ = ["ModelNotFound", "UpstreamLockTimeout", "UpstreamStack"]
+__all__ = ["ModelNotFound", "UpstreamCalls", "UpstreamLockTimeout", "UpstreamStack", "translated"]
 
 
 class UpstreamLockTimeout(TimeoutError):
@@ -52,7 +52,9 @@ class ModelNotFound(LookupError):
 
 
 @contextlib.contextmanager
-def _translated() -> Iterator[None]:
+def translated() -> Iterator[None]:
+    """Upstream's lock timeout and "not found" as the suite's errors, chained to the
+    original; every other exception passes through as raised."""
     try:
         yield
     except upstream.ModelManagerLockAcquisitionError as error:
@@ -61,7 +63,58 @@ def _translated() -> Iterator[None]:
         raise ModelNotFound(str(error)) from error
 
 
-class UpstreamStack:
+class UpstreamCalls:
+    """The suite's words that are one call of upstream's API on the stack's `top` layer,
+    upstream's errors translated; the stock stack and the drop-in's stack (whose classes
+    have upstream's API) both answer them so."""
+
+    top: Any
+
+    def add_model(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+    ) -> None:
+        """``top.add_model(model_id, api_key, model_id_alias=...)``; then pin if asked."""
+        with translated():
+            self.top.add_model(model_id, api_key, model_id_alias=model_id_alias)
+            if pin:
+                self.top.pin_model(model_id_alias if model_id_alias is not None else model_id)
+
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        """``top.remove(model_id, delete_from_disk=...)``."""
+        with translated():
+            self.top.remove(model_id, delete_from_disk=delete_from_disk)
+
+    def pin_model(self, model_id: str) -> None:
+        """``top.pin_model(model_id)``."""
+        with translated():
+            self.top.pin_model(model_id)
+
+    def describe_models(self) -> Any:
+        """``top.describe_models()``."""
+        with translated():
+            return self.top.describe_models()
+
+    def keys(self) -> list[str]:
+        """The top layer's ids."""
+        return list(self.top.keys())
+
+    def __getitem__(self, model_id: str) -> Any:
+        with translated():
+            return self.top[model_id]
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self.top
+
+    def __len__(self) -> int:
+        return len(self.top)
+
+
+class UpstreamStack(UpstreamCalls):
     """The suite's view of one upstream stack (see the module docstring).
 
     `top` is the outermost upstream object, `manager` the innermost
@@ -76,71 +129,28 @@ class UpstreamStack:
         self.ghost = ghost
         self._lru_lock = None if cache is None else cache._queue_lock
 
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-    ) -> None:
-        """``top.add_model(model_id, api_key, model_id_alias=...)``; then pin if asked."""
-        with _translated():
-            self.top.add_model(model_id, api_key, model_id_alias=model_id_alias)
-            if pin:
-                self.top.pin_model(model_id_alias if model_id_alias is not None else model_id)
-
-    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        """``top.remove(model_id, delete_from_disk=...)``."""
-        with _translated():
-            self.top.remove(model_id, delete_from_disk=delete_from_disk)
-
     def clear(self) -> None:
         """``top.clear()`` (1.8.3 removes the ids one by one and stops at the first failure)."""
-        with _translated():
+        with translated():
             self.top.clear()
 
     def refresh(self, model_id: str) -> None:
         """An inference request for `model_id` (refreshes the LRU, runs the model)."""
-        with _translated():
+        with translated():
             try:
                 self.top.infer_from_request_sync(model_id, InferenceRequest())
             except upstream.InferenceModelNotFound:
                 return
 
-    def pin_model(self, model_id: str) -> None:
-        """``top.pin_model(model_id)``."""
-        with _translated():
-            self.top.pin_model(model_id)
-
     def unpin_model(self, model_id: str) -> None:
         """Not in inference 1.8.3."""
         raise NotImplementedError(f"inference {upstream.VERSION} has no unpin_model")
-
-    def describe_models(self) -> Any:
-        """``top.describe_models()``."""
-        with _translated():
-            return self.top.describe_models()
-
-    def keys(self) -> list[str]:
-        """The registered ids."""
-        return list(self.top.keys())
 
     def lru_order(self) -> tuple[str, ...]:
         """Upstream's LRU deque, least recent first (duplicates and phantoms included)."""
         if self.cache is None:
             raise NotImplementedError("a bare ModelManager has no LRU")
         return tuple(self.cache._key_queue)
-
-    def __getitem__(self, model_id: str) -> Any:
-        with _translated():
-            return self.top[model_id]
-
-    def __contains__(self, model_id: object) -> bool:
-        return model_id in self.top
-
-    def __len__(self) -> int:
-        return len(self.top)
 
     def __repr__(self) -> str:
         return f"UpstreamStack({type(self.top).__name__}, inference {upstream.VERSION})"
