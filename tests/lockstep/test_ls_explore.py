@@ -6,26 +6,12 @@ import pathlib
 import threading
 
 import pytest
+from samples.cli_scenarios import lost_update
 
 import lockstep
 from lockstep import DFSStrategy, PCTStrategy, RandomStrategy, Schedule, explore, replay, spawn
 from lockstep.strategies import Choice
 from lockstep.strategies._replay import ReplayStrategy
-
-
-def lost_update():
-    """Two unsynchronised read-modify-write increments (module level: has a scenario id)."""
-    box = [0]
-
-    def inc():
-        value = box[0]
-        lockstep.checkpoint("read", resource="box")
-        box[0] = value + 1
-
-    threads = [spawn(inc), spawn(inc)]
-    for t in threads:
-        t.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
 
 
 def lock_order_deadlock():
@@ -52,7 +38,7 @@ def test_finds_lost_update_and_replays_it_from_a_file(tmp_path):
     assert failure is not None
     assert failure.kind == "exception"
     assert isinstance(failure.exception, AssertionError)
-    assert failure.schedule.scenario_id == f"{__name__}:lost_update"
+    assert failure.schedule.scenario_id == "samples.cli_scenarios:lost_update"
     path = failure.schedule.save(tmp_path / "lost.json")
     loaded = Schedule.load(path)
     again = replay(lost_update, loaded)
@@ -70,7 +56,7 @@ def test_failure_report_has_message_swimlanes_and_replay_command():
     text = str(failure)
     assert "lost update: 1" in text
     assert "Traceback (most recent call last)" in text
-    assert 'assert box[0] == 2, f"lost update: {box[0]}"' in text  # the user's frame
+    assert 'assert count == 2, f"lost update: {count}"' in text  # the user's frame
     assert "runtime.py" not in text  # lockstep's plumbing is hidden
     assert "0:main" in text
     assert "checkpoint read" in text
