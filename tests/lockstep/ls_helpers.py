@@ -1,15 +1,17 @@
 """Helpers for lockstep tests: run a body once as a scenario and return what it produced;
-pieces several test files share (a suite that records the backend, the lost-update test file)."""
+pieces several test files share (a suite that records the backend, the lost-update test file,
+a strategy's three methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 import lockstep
 from lockstep._backend import default_backend, greenlet_unavailable
+from lockstep.strategies import Choice, ExecutionOutcome, StepContext
 from lockstep.strategies._replay import PrefixStrategy
 
 GREENLET_UNAVAILABLE = greenlet_unavailable()
@@ -79,3 +81,17 @@ class BackendSeen:
     def run(self, options: Any) -> int:
         self.seen.append(default_backend())
         return 0
+
+
+class FirstChoiceMethods:
+    """A strategy's three methods, always running the first thread offered, without the
+    ``capabilities`` a Strategy must also declare (a subclass adds it, or shows it missing)."""
+
+    def begin_execution(self) -> None:
+        pass
+
+    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
+        return choices[0]
+
+    def end_execution(self, outcome: ExecutionOutcome) -> bool:
+        return False

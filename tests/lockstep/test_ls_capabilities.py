@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from ls_helpers import FirstChoiceMethods
 from samples.cli_scenarios import correct
 
 import lockstep
@@ -71,15 +72,8 @@ def test_capability_values_are_validated(fields, error, message):
 def test_a_strategy_without_capabilities_is_refused_saying_what_to_declare():
     """The three methods alone no longer make a Strategy: nothing defaults unnoticed."""
 
-    class NoCapabilities:
-        def begin_execution(self) -> None:
-            pass
-
-        def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-            return choices[0]
-
-        def end_execution(self, outcome: ExecutionOutcome) -> bool:
-            return False
+    class NoCapabilities(FirstChoiceMethods):
+        pass
 
     with pytest.raises(InvalidArgumentType, match=r"capabilities = lockstep\.strategies"):
         lockstep.explore(correct, strategy=NoCapabilities(), budget=1)

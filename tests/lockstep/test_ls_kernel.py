@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import ast
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ls_helpers import FirstChoiceMethods
 
 import lockstep
 from lockstep import _primitives, _runtime
 from lockstep._backend import open_backend, resolve_backend
 from lockstep._runtime import Blocker, ExitHook, LogicalThread, Run
-from lockstep._schedule import Choice, Schedule
-from lockstep.strategies import Capabilities, ExecutionOutcome, StepContext
+from lockstep._schedule import Schedule
+from lockstep.strategies import Capabilities
 from tests.import_graph import cycle
 
 ROOT = "lockstep._execution"
@@ -215,19 +216,10 @@ def test_the_scheduler_imports_nothing_that_builds_or_patches() -> None:
         assert above not in imported
 
 
-class _FirstChoice:
+class _FirstChoice(FirstChoiceMethods):
     """A strategy that always runs the first thread it is offered."""
 
     capabilities = Capabilities(name="first")
-
-    def begin_execution(self) -> None:
-        pass
-
-    def choose(self, choices: Sequence[Choice], step: StepContext) -> Choice:
-        return choices[0]
-
-    def end_execution(self, outcome: ExecutionOutcome) -> bool:
-        return False
 
 
 def _run_with(
