@@ -579,15 +579,21 @@ def load_adapter(target: str) -> ManagerAdapter:
     if isinstance(obj, type) or (
         callable(obj) and not hasattr(obj, "build") and not hasattr(obj, "snapshot")
     ):
-        try:
-            obj = obj()
-        except TargetUnavailable:
-            raise
-        except Exception as error:
-            raise AdapterError(f"calling adapter factory {target!r} failed: {error!r}") from error
+        obj = _call_target_code(obj, f"calling adapter factory {target!r}")
     adapter = _validate(obj, target)
     _LOADED_FROM[id(adapter)] = (adapter, target)
     return adapter
+
+
+def _call_target_code(function: Callable[[], Any], what: str) -> Any:
+    """``function()``, code of the target's own: `TargetUnavailable` passes through
+    unchanged, any other exception is an `AdapterError` saying ``what`` failed."""
+    try:
+        return function()
+    except TargetUnavailable:
+        raise
+    except Exception as error:
+        raise AdapterError(f"{what} failed: {error!r}") from error
 
 
 def _import_target_module(module_name: str, target: str) -> ModuleType:
@@ -645,12 +651,7 @@ def target_header(target: str) -> tuple[str, ...]:
     header = getattr(module, "report_header", None)
     if not callable(header):
         return ()
-    try:
-        lines = header()
-    except TargetUnavailable:
-        raise
-    except Exception as error:
-        raise AdapterError(f"{module_name}.report_header() failed: {error!r}") from error
+    lines = _call_target_code(header, f"{module_name}.report_header()")
     return tuple(str(line) for line in lines)
 
 
