@@ -323,6 +323,24 @@ def test_i16_error_masking() -> None:
     check_i16(None, ghost, since=mark, target="b")
 
 
+def test_i16_a_swallowed_unload_is_said_without_the_cache_s_restoration() -> None:
+    """A remove that swallows its failed unload is told to let the error propagate: the
+    message named "a restoration of its bound" as an alternative, which no manager
+    without a bounded cache has and which the check never forgives here anyway."""
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1]}))
+    ghost = registry.ghost
+    model = registry.get_model("a")(model_id="a")
+    mark = ghost.mark()
+    with pytest.raises(ScriptedUnloadError):
+        model.clear_cache()
+    with violation("I16") as caught:
+        check_i16(None, ghost, since=mark, target="a")
+    assert str(caught.value).endswith(
+        "the call returned normally although clear_cache of 'a' raised ScriptedUnloadError "
+        "during it: a correct manager lets that error propagate from the call, never hides it"
+    )
+
+
 def test_i16_allows_only_what_a_restoration_marked_as_swallowed() -> None:
     """An add that timed out and whose restoration then met a failing unload raises
     its own timeout: allowed when the stack marked the unload error as swallowed by
