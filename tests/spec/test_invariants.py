@@ -536,3 +536,29 @@ def test_the_details_are_the_verbose_detail_never_the_message() -> None:
     assert error.detail.splitlines() == ["at=3", "explanation:", "  first", "  second"]
     error.amend(" (running then: nothing)")
     assert str(error) == "I15 violated: not linearizable (running then: nothing)"
+
+
+def test_i15_s_order_says_which_of_its_calls_raised() -> None:
+    """I15's order lists remove('a'), then says 'a' was loaded after those calls: the
+    order says that remove raised (and so changed nothing), or the reader cannot see
+    why 'a' is still there."""
+    from lockstep.linearizability import UNKNOWN, Operation, check_linearizability
+    from models_spec._harness.wording import linearizability_message
+    from models_spec.spec import expand_adds, explain, step
+
+    history = [
+        Operation("main", 0, 1, ("add", "a", None, False), ("ok", None)),
+        Operation("T1", 2, 3, ("remove", "a"), ("raise", "ScriptedUnloadError")),
+        Operation("T3", 4, 5, ("keys",), ("ok", ())),
+    ]
+    initial = initial_state(max_size=2, script=Script(unload_failures={"a": [1]}))
+    result = check_linearizability(expand_adds(history), step, initial=initial, explain=explain)
+    assert result.verdict == "illegal"
+    words = linearizability_message(result, history, initial, step, lru=False, unknown=UNKNOWN)
+    assert words == (
+        "thread T3's keys() returned [], which no one-at-a-time order of the threads' calls "
+        "explains (each call taking effect at one instant between its call and its return). "
+        "The order that explains the most: main: add_model('a'); T1: remove('a') (raised "
+        "ScriptedUnloadError). After those calls 'a' was loaded, so a correct manager's "
+        "keys() would have returned ['a'] there"
+    )
