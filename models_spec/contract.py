@@ -74,8 +74,8 @@ CALLS: Final[Mapping[str, Call]] = {
     "refresh": _call("refresh", ("model_id",)),
     "getitem": _call("__getitem__", ("model_id",), shape="stack[model_id]", anchor="getitem"),
     "pin": _call("pin_model", ("model_id",)),
-    "unpin": _call("unpin_model", ("model_id",)),
-    "describe": _call("describe_models"),
+    "unpin": _call("unpin_model", ("model_id",), anchor="pin_model"),
+    "describe": _call("describe_models", anchor="lease"),
     "keys": _call("keys"),
     "contains": _call("__contains__", ("model_id",), shape="model_id in stack", anchor="keys"),
     "len": _call("__len__", shape="len(stack)", anchor="keys"),
@@ -85,10 +85,13 @@ CALLS: Final[Mapping[str, Call]] = {
         "acquire",
         ("model_id", "api_key", "model_id_alias"),
         shape="with stack.acquire(model_id, api_key, model_id_alias) as model",
+        anchor="lease",
     ),
 }
 """Op kind -> the call the driver makes for it ("pinned add": an add with ``pin=True``;
-"remove keeping files": what the validation adds, the model protocol's flag)."""
+"remove keeping files": what the validation adds, the model protocol's flag).  Each
+``anchor`` is a heading of ``docs/contract.md``: ``unpin_model``, ``acquire`` and
+``describe_models`` are stated under ``pin_model`` and ``lease``."""
 
 
 SNAPSHOT_FIELDS: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {

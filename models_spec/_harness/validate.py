@@ -5,7 +5,7 @@ confusing (a raw ``AttributeError`` deep inside an interleaving). So
 `validate_adapter` drives the adapter once, on the calling thread, outside
 lockstep, and checks every piece the suite relies on:
 
-* the adapter protocol (README, "Check your own model manager"): ``name``,
+* the adapter protocol (docs/contract.md, "The adapter"): ``name``,
   ``capabilities``, ``patch_modules()`` returning modules, ``build(registry,
   max_size=...)`` returning a stack with the operations its capabilities need,
   ``snapshot(stack)`` returning a `Snapshot`;
@@ -57,7 +57,7 @@ from models_spec.spec import CLEAR_STOPS
 
 __all__ = ["ADAPTER_DOC", "MODEL_DOC", "AdapterValidationError", "validate_adapter"]
 
-ADAPTER_DOC: Final = "README.md, section 'Check your own model manager'"
+ADAPTER_DOC: Final = f"{CONTRACT_DOC}#the-adapter"
 MODEL_DOC: Final = "README.md, section 'The model protocol'"
 _PROBE_ID: Final = "lockstep-validate-model"
 _ADD_OP: Final = Op("add", _PROBE_ID)
@@ -91,11 +91,11 @@ def _check_delete_flag(label: str, stack: Any, registry: ScriptedRegistry) -> No
             MODEL_DOC,
         )
         if model.delete_from_disk != [flag]:
+            made = ", ".join(f"clear_cache(delete_from_disk={f!r})" for f in model.delete_from_disk)
             raise _fail(
                 label,
-                f"{call} called the model's clear_cache with delete_from_disk="
-                f"{model.delete_from_disk!r} (expected [{flag}]): remove must pass "
-                "delete_from_disk on to clear_cache",
+                f"{call} called {made} (expected clear_cache(delete_from_disk={flag})): "
+                "remove must pass delete_from_disk on to clear_cache",
                 MODEL_DOC,
             )
 
@@ -204,6 +204,12 @@ def _call(target: str, what: str, fn: Callable[[], Any], doc: str = ADAPTER_DOC)
         ) from error
 
 
+def _method_doc(method: str) -> str:
+    """The section of docs/contract.md that states the stack method ``method``."""
+    docs = [call.doc for call in CALLS.values() if call.method == method]
+    return docs[0] if docs else ADAPTER_DOC
+
+
 def _check_modules(target: str, adapter: ManagerAdapter) -> None:
     modules = _call(target, "patch_modules()", adapter.patch_modules)
     if isinstance(modules, str | bytes) or not isinstance(modules, Sequence):
@@ -264,6 +270,7 @@ def validate_adapter(adapter: ManagerAdapter, target: str | None = None) -> None
                 label,
                 f"the stack build() returned ({type(stack).__name__}) has no "
                 f"{', '.join(missing)} ({why})",
+                _method_doc(missing[0]),
             )
     before = _snapshot(label, adapter, stack, "of a fresh stack")
     if before.registered:

@@ -155,6 +155,15 @@ def _done(op: Any) -> bool:
     return op_input[0] in _MAIN_POINTS or op_input[0] not in _POINTS
 
 
+def _raised(call: Any) -> str:
+    """`` (raised X)`` for a recorded call that raised, "" otherwise: a call that failed
+    changed nothing, which the order has to say for "after those calls" to make sense
+    (after "T1: remove('a')", 'a' is still loaded when that remove raised)."""
+    output = call.output
+    failed = isinstance(output, tuple) and len(output) == 2 and output[0] == "raise"
+    return f" ({outcome_text(output)})" if failed and output[1] != "_Blocked" else ""
+
+
 def linearizability_message(
     result: Any,
     originals: Sequence[Any],
@@ -186,7 +195,7 @@ def linearizability_message(
         source = _original(op, originals)
         if _done(op) and id(source) not in placed:
             placed.add(id(source))
-            order.append(f"{source.process}: {call_text(source.input)}")
+            order.append(f"{source.process}: {call_text(source.input)}{_raised(source)}")
     try:
         expected, _ = apply(state, culprit.input)
     except ValueError:  # an input the spec cannot apply here: no answer to offer

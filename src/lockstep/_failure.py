@@ -8,6 +8,7 @@ command that replays it.
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from typing import Literal
 
@@ -217,7 +218,7 @@ class Failure:
         ``verbose`` the check's own account (`detail`) after the message and the whole
         traceback, a harness's frames included (for whoever debugs the check)."""
         parts = [description.rstrip()] if description.strip() else []
-        parts.append(f"lockstep found a failure ({self.kind}): {self.message}")
+        parts.append(f"lockstep found a failure ({self.kind}): {_said_once(self.message)}")
         if verbose and self.detail:
             parts.append("Detail (the check's own terms):\n" + self.detail)
         shown = self.shows_traceback or (verbose and self.kind in ("exception", "invariant"))
@@ -251,3 +252,15 @@ class Failure:
                     "--scenario module:qualname`."
                 )
         return "\n\n".join(parts)
+
+
+_REPEATED_NAME = re.compile(r"^(invariant (\S+) violated after step \d+: )\2 violated: ")
+"""An invariant whose exception says its own name first ("I4 violated: ...") after
+lockstep's prefix ("invariant I4 violated after step 62: ")."""
+
+
+def _said_once(message: str) -> str:
+    """``message`` with an invariant's name and "violated" said once, not twice in a row
+    ("invariant I4 violated after step 62: I4 violated: the LRU ..." reads "invariant I4
+    violated after step 62: the LRU ..."); `Failure.message` itself keeps both."""
+    return _REPEATED_NAME.sub(r"\1", message, count=1)

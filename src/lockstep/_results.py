@@ -237,5 +237,9 @@ class ExploreResult:
             f"{self.steps} steps",
         ]
         if self.pct_bound is not None:
-            parts.append(f"PCT bound per execution {self.pct_bound:.3g}")
+            # Said as what it guarantees: "PCT bound" alone is the paper's term.
+            parts.append(
+                f"each execution finds a bug of PCT's depth with probability at least "
+                f"{self.pct_bound:.3g}"
+            )
         return f"{self.verdict.describe()} [{', '.join(parts)}]"

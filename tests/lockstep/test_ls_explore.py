@@ -381,6 +381,9 @@ def test_pct_reports_its_bound():
     n = result.max_threads
     k = result.max_steps_seen
     assert result.pct_bound == pytest.approx(1 / (n * k))
+    # said in words a reader without the PCT paper understands
+    assert f"probability at least {result.pct_bound:.3g}]" in result.summary()
+    assert "PCT bound" not in result.summary()
 
 
 def test_replay_strategy_is_one_execution():

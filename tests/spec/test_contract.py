@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -353,3 +355,68 @@ def test_a_declared_clear_that_stops_is_only_called() -> None:
     adapter = _clear_adapter(_StopsAtFirst)
     adapter.semantics = frozenset({"clear-stops-at-first-failure"})  # type: ignore[attr-defined]
     validate_adapter(adapter, "mine:Clear")
+
+
+def test_every_call_points_at_a_heading_of_the_contract() -> None:
+    """A validation message ends "(see docs/contract.md#<anchor>)": each anchor is a
+    section a reader finds (``unpin_model``, ``acquire`` and ``describe_models`` are
+    stated under ``pin_model`` and ``lease``, which have headings; they did not)."""
+    text = (Path(__file__).parents[2] / "docs" / "contract.md").read_text(encoding="utf-8")
+    headings = {
+        re.sub(r"[^a-z0-9_ -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in text.splitlines()
+        if line.startswith("#")
+    }
+    for kind, call in CALLS.items():
+        assert call.doc.startswith("docs/contract.md#"), kind
+        assert call.doc.removeprefix("docs/contract.md#") in headings, (kind, call.doc)
+
+
+class _NoKeysManager(_Manager):
+    keys = None  # type: ignore[assignment]
+
+
+class _NoKeysAdapter(_Adapter):
+    manager = _NoKeysManager
+
+
+def test_a_missing_method_points_at_its_section_of_the_contract() -> None:
+    """The README's section names no stack method; docs/contract.md states each one."""
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_NoKeysAdapter(), "mine:NoKeys")
+    assert str(caught.value) == (
+        "mine:NoKeys failed validation before any search: the stack build() returned "
+        "(_NoKeysManager) has no keys (every scenario calls it) (see docs/contract.md#keys)"
+    )
+
+
+class _AlwaysDeletesManager(_Manager):
+    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
+        super().remove(model_id)
+
+
+class _AlwaysDeletesAdapter(_Adapter):
+    manager = _AlwaysDeletesManager
+
+
+def test_a_dropped_delete_flag_is_said_as_the_call_made() -> None:
+    """The flags are said as the calls made, not as the fake model's list of them."""
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_AlwaysDeletesAdapter(), "mine:AlwaysDeletes")
+    assert str(caught.value) == (
+        "mine:AlwaysDeletes failed validation before any search: "
+        "remove('lockstep-validate-model', delete_from_disk=False) called "
+        "clear_cache(delete_from_disk=True) (expected clear_cache(delete_from_disk=False)): "
+        "remove must pass delete_from_disk on to clear_cache (see README.md, section "
+        "'The model protocol')"
+    )
+
+
+def test_a_snapshot_that_is_not_a_snapshot_points_at_the_adapter_table() -> None:
+    class _DictSnapshot(_Adapter):
+        def snapshot(self, stack: _Manager) -> Any:
+            return dict(stack.models)
+
+    with pytest.raises(AdapterValidationError) as caught:
+        validate_adapter(_DictSnapshot(), "mine:DictSnapshot")
+    assert str(caught.value).endswith("got {} (see docs/contract.md#the-adapter)")

@@ -323,6 +323,24 @@ def test_i16_error_masking() -> None:
     check_i16(None, ghost, since=mark, target="b")
 
 
+def test_i16_a_swallowed_unload_is_said_without_the_cache_s_restoration() -> None:
+    """A remove that swallows its failed unload is told to let the error propagate: the
+    message named "a restoration of its bound" as an alternative, which no manager
+    without a bounded cache has and which the check never forgives here anyway."""
+    registry = ScriptedRegistry(Script(unload_failures={"a": [1]}))
+    ghost = registry.ghost
+    model = registry.get_model("a")(model_id="a")
+    mark = ghost.mark()
+    with pytest.raises(ScriptedUnloadError):
+        model.clear_cache()
+    with violation("I16") as caught:
+        check_i16(None, ghost, since=mark, target="a")
+    assert str(caught.value).endswith(
+        "the call returned normally although clear_cache of 'a' raised ScriptedUnloadError "
+        "during it: a correct manager lets that error propagate from the call, never hides it"
+    )
+
+
 def test_i16_allows_only_what_a_restoration_marked_as_swallowed() -> None:
     """An add that timed out and whose restoration then met a failing unload raises
     its own timeout: allowed when the stack marked the unload error as swallowed by
@@ -518,3 +536,29 @@ def test_the_details_are_the_verbose_detail_never_the_message() -> None:
     assert error.detail.splitlines() == ["at=3", "explanation:", "  first", "  second"]
     error.amend(" (running then: nothing)")
     assert str(error) == "I15 violated: not linearizable (running then: nothing)"
+
+
+def test_i15_s_order_says_which_of_its_calls_raised() -> None:
+    """I15's order lists remove('a'), then says 'a' was loaded after those calls: the
+    order says that remove raised (and so changed nothing), or the reader cannot see
+    why 'a' is still there."""
+    from lockstep.linearizability import UNKNOWN, Operation, check_linearizability
+    from models_spec._harness.wording import linearizability_message
+    from models_spec.spec import expand_adds, explain, step
+
+    history = [
+        Operation("main", 0, 1, ("add", "a", None, False), ("ok", None)),
+        Operation("T1", 2, 3, ("remove", "a"), ("raise", "ScriptedUnloadError")),
+        Operation("T3", 4, 5, ("keys",), ("ok", ())),
+    ]
+    initial = initial_state(max_size=2, script=Script(unload_failures={"a": [1]}))
+    result = check_linearizability(expand_adds(history), step, initial=initial, explain=explain)
+    assert result.verdict == "illegal"
+    words = linearizability_message(result, history, initial, step, lru=False, unknown=UNKNOWN)
+    assert words == (
+        "thread T3's keys() returned [], which no one-at-a-time order of the threads' calls "
+        "explains (each call taking effect at one instant between its call and its return). "
+        "The order that explains the most: main: add_model('a'); T1: remove('a') (raised "
+        "ScriptedUnloadError). After those calls 'a' was loaded, so a correct manager's "
+        "keys() would have returned ['a'] there"
+    )

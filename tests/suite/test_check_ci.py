@@ -88,7 +88,8 @@ def test_a_wrong_target_is_one_line_and_exit_2(project: Path, target: str, says:
         ("NoClear", "called the model's clear_cache 0 times", "model"),
         (
             "AlwaysDeletes",
-            "delete_from_disk=False) called the model's clear_cache with delete_from_disk=[True]",
+            "delete_from_disk=False) called clear_cache(delete_from_disk=True) (expected "
+            "clear_cache(delete_from_disk=False))",
             "model",
         ),
         ("BadModules", "patch_modules() must return a list of modules", "adapter"),
@@ -109,9 +110,10 @@ def test_the_adapter_and_model_protocol_are_validated_before_any_search(
     proc = lockstep("check", "--target", f"mymgr:{adapter}", *FAST, cwd=project)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert says in proc.stderr
-    if section != "contract":
-        heading = "Check your own model manager" if section == "adapter" else "The model protocol"
-        assert f"README.md, section '{heading}'" in proc.stderr
+    if section == "adapter":
+        assert "(see docs/contract.md#the-adapter)" in proc.stderr
+    elif section == "model":
+        assert "README.md, section 'The model protocol'" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "failed validation before any search" in proc.stderr
     assert "scenario" not in proc.stdout  # no table: nothing was explored
@@ -369,7 +371,7 @@ def test_a_stack_without_getitem_is_named_before_any_search(project: Path) -> No
     proc = lockstep("check", "--target", "mymgr:Adapter", *FAST, cwd=project)
     assert proc.returncode == 2
     assert "has no __getitem__" in proc.stderr
-    assert "README.md, section 'Check your own model manager'" in proc.stderr
+    assert "(see docs/contract.md#getitem)" in proc.stderr
 
 
 def test_a_race_near_a_real_lock_is_an_error_not_a_false_fail(project: Path) -> None:

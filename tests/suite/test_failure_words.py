@@ -159,6 +159,10 @@ def test_a_replay_starts_with_the_scenario_and_shows_no_harness_traceback() -> N
     ), text[:400]
     assert "Traceback" not in text
     assert 'File "' not in text
+    assert (
+        "lockstep found a failure (invariant): invariant I4 violated after step 62: the LRU "
+        "order lists 'X' more than once"
+    ) in text  # the name and "violated" said once, not "... step 62: I4 violated: ..."
     for harness in ('driver.py"', 'invariants.py"', "_runtime.py", "Detail"):
         assert harness not in text, harness
     code, verbose = _replay_cli("-v", str(SCHEDULES / "B07-duplicate-lru.json"))
