@@ -9,6 +9,8 @@ another thread. Each thread asserts what it knows it holds.
 
 from __future__ import annotations
 
+from ls_helpers import backend_budget
+
 import lockstep
 from lockstep import DFSStrategy, RandomStrategy, explore
 from lockstep._runtime import current_logical_thread
@@ -72,25 +74,20 @@ def scenario() -> None:
     assert not _holds()
 
 
-def _budget(backend: str) -> int:
-    """Executions per test: every one checks every assertion above.
-
-    The waiter waits on the condition (its lock given up and taken back) in all of
-    DFS's first 60 executions and in two of three random ones, and every execution
-    hands ``handed`` from main to the notifier, so 40 executions cover each case many
-    times. The greenlet backend switches in microseconds and explores 300; the
-    thread backend hands over through the OS scheduler, which on a loaded
-    free-threaded build costs milliseconds a switch, so it explores 40.
-    """
-    return 300 if backend == "greenlet" else 40
+# The waiter waits on the condition (its lock given up and taken back) in all of DFS's
+# first 60 executions and in two of three random ones, and every execution hands
+# ``handed`` from main to the notifier: 40 executions cover each case many times.
+# (Asked inside each test: the ``backend`` fixture names the backend after import.)
+def _budget() -> int:
+    return backend_budget(greenlet=300, thread=40)
 
 
-def test_every_thread_knows_what_it_holds_dfs(backend: str) -> None:
-    result = explore(scenario, strategy=DFSStrategy(), budget=_budget(backend), shrink=False)
+def test_every_thread_knows_what_it_holds_dfs() -> None:
+    result = explore(scenario, strategy=DFSStrategy(), budget=_budget(), shrink=False)
     assert result.failure is None, result.failure
 
 
-def test_every_thread_knows_what_it_holds_random(backend: str) -> None:
+def test_every_thread_knows_what_it_holds_random() -> None:
     strategy = RandomStrategy(seed=1)
-    result = explore(scenario, strategy=strategy, budget=_budget(backend), shrink=False)
+    result = explore(scenario, strategy=strategy, budget=_budget(), shrink=False)
     assert result.failure is None, result.failure

@@ -7,7 +7,7 @@ import queue
 import threading
 
 import pytest
-from ls_helpers import raises_in_run, run_once
+from ls_helpers import backend_budget, raises_in_run, run_once
 
 import lockstep
 from lockstep import DFSStrategy, explore, spawn
@@ -408,7 +408,8 @@ def test_queue_producer_consumer_and_join():
         assert q.qsize() == 0
         t.join()
 
-    result = explore(scenario, budget=200)
+    # Every execution blocks on the full queue and on join (maxsize 1, three items).
+    result = explore(scenario, budget=backend_budget(greenlet=200, thread=60))
     assert result.failure is None, result.failure
 
 
