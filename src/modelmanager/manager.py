@@ -485,12 +485,14 @@ class ModelManager:
         lock.acquire()
         try:
             # The warm path: live and nobody holds the id's lifecycle (a holder
-            # may be checking or draining its leases). held_locked, inlined.
+            # may be checking or draining its leases). held_locked, inlined;
+            # then LeaseTable.take_locked, inlined (one frame less).
             loaded = self._models.get(resolved_id)
             if loaded is not None and not loaded.unloading:
                 entry = table._entries.get(resolved_id)
                 if entry is None or not entry.depth:
-                    self._leases.take_locked(resolved_id)
+                    counts = self._leases._counts
+                    counts[resolved_id] = counts.get(resolved_id, 0) + 1
                     return loaded.model
         finally:
             lock.release()

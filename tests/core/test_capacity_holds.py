@@ -246,6 +246,61 @@ def test_wait_times_out_with_nothing_changed(registry: FakeRegistry) -> None:
     assert outcome == {"result": None}
 
 
+def _ended_elsewhere(cache: WithFixedSizeCache, model_id: str) -> None:
+    """This thread takes a lease on ``model_id``; another thread ends it."""
+    lease = cache.lease(model_id)
+    lease.__enter__()
+    ender, outcome = run_in_thread(lambda: lease.__exit__(None, None, None))
+    join(ender)
+    assert outcome == {"result": None}
+
+
+def test_a_lease_ended_by_another_thread_leaves_its_takers_count(
+    registry: FakeRegistry,
+) -> None:
+    """The taker holds nothing once another thread ended its lease: its next add of a
+    full cache waits (and times out) like anyone's, never admitted over the bound."""
+    cache = cache_of(registry, max_size=1, queue_lock_timeout=0.05)
+    cache.add_model("a")
+    _ended_elsewhere(cache, "a")
+    entered, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with cache.lease("a"):
+            entered.set()
+            assert release.wait(30)
+
+    holder, outcome = run_in_thread(hold)
+    assert entered.wait(30)
+    with pytest.raises(LockTimeout, match="every model in the cache"):
+        cache.add_model("b")  # before: counted as a lease holder, admitted over
+    assert cache.lru_order() == ["a"]
+    assert cache.statistics().pinned_overflow == 0
+    release.set()
+    join(holder)
+    assert outcome == {"result": None}
+
+
+def test_a_thread_that_ended_anothers_lease_still_counts_its_own(
+    registry: FakeRegistry,
+) -> None:
+    """Ending someone else's lease takes nothing off the ender's own count: holding a
+    lease of its own, its add of a full cache is admitted over the bound at once
+    rather than made to wait for room its own lease keeps taken (hold-and-wait)."""
+    cache = cache_of(registry, max_size=1, queue_lock_timeout=0.05)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    taker, outcome = run_in_thread(lease.__enter__)
+    join(taker)
+    assert "result" in outcome  # taken there
+    lease.__exit__(None, None, None)  # ended here, taken there
+    with cache.lease("a"):
+        cache.add_model("b")  # before: this thread counted 0, waited, timed out
+        assert sorted(cache.lru_order()) == ["a", "b"]
+    assert cache.statistics().pinned_overflow == 1
+    assert cache.lru_order() == ["b"]
+
+
 def _lockstep_stack(max_size: int, **kwargs: Any) -> tuple[WithFixedSizeCache, ScriptedRegistry]:
     registry = ScriptedRegistry()
     cache = WithFixedSizeCache(ModelManager(registry), max_size=max_size, **kwargs)

@@ -409,6 +409,8 @@ def test_a_cache_overriding_a_warm_step_gets_the_full_protocol(registry: FakeReg
     [
         ({"model_id": 5}, InvalidArgumentType, "model_id must be a non-empty str"),
         ({"model_id": ""}, InvalidArgument, "model_id must be a non-empty str"),
+        # the warm lookup uses the alias: a listed alias must not excuse an empty id
+        ({"model_id": "", "model_id_alias": "a"}, InvalidArgument, "model_id must be a non-empty"),
         ({"model_id": "a", "api_key": 5}, InvalidArgumentType, "api_key"),
         ({"model_id": "a", "model_id_alias": ""}, InvalidArgument, "model_id_alias"),
         ({"model_id": "a", "model_id_alias": 7}, InvalidArgumentType, "model_id_alias"),

@@ -103,6 +103,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
@@ -280,18 +281,15 @@ class _CacheLease:
     within its bounds.
     """
 
-    __slots__ = ("_cache", "_inner", "_resolved_id", "_taken")
+    __slots__ = ("_cache", "_held", "_inner", "_resolved_id", "_taken")
 
-    def __init__(
-        self,
-        cache: WithFixedSizeCache,
-        resolved_id: str,
-        inner: AbstractContextManager[Model] | None,
-    ) -> None:
-        self._cache = cache
-        self._resolved_id = resolved_id
-        self._inner = inner  # None: the inner layer's lease steps
-        self._taken = False
+    # No ``__init__``: :meth:`WithFixedSizeCache.lease` fills the slots itself
+    # (the stores cost less than an ``__init__`` frame on the warm path).
+    _cache: WithFixedSizeCache
+    _inner: AbstractContextManager[Model] | None  # None: the inner layer's lease steps
+    _resolved_id: str
+    _taken: bool
+    _held: deque[None]  # the taking thread's leases, this one among them, once taken
 
     def __enter__(self) -> Model:
         if self._taken:
@@ -300,11 +298,13 @@ class _CacheLease:
         inner = self._inner
         model = inner.__enter__() if inner is not None else cache._take_lease(self._resolved_id)
         self._taken = True
-        if cache._counts_leases:  # on_full="wait": the thread's leases, counted
+        if cache._counts_leases:  # on_full="wait": the taking thread's leases
             try:
-                cache._held.cell[0] += 1  # a one-item list: one thread-local read
+                held = cache._held.leases  # the one thread-local read of this lease
             except AttributeError:  # this thread's first lease
-                cache._held.cell = [1]
+                held = cache._held.leases = deque()
+            held.append(None)
+            self._held = held  # ended in any thread, it leaves this thread's count
         return model
 
     def __exit__(
@@ -328,10 +328,10 @@ class _CacheLease:
             # read each in the common case: the lease path's whole extra cost).
             admission = cache._admission
             if cache._counts_leases:
-                try:
-                    cache._held.cell[0] -= 1
-                except AttributeError:  # a lease taken in another thread: below zero
-                    cache._held.cell = [-1]
+                # Off the taking thread's count, whichever thread ends the lease:
+                # deque.pop is atomic, so a concurrent append of the taker's is
+                # never lost (an integer count here would be a lost update).
+                self._held.pop()
                 if admission.full_waiters:
                     admission.wake_full_waiters()
             if not cache._own_restore:
@@ -362,8 +362,8 @@ def _acquired(cache: WithFixedSizeCache, request: _AddRequest) -> Iterator[Model
     with ExitStack() as stack:
 
         def take_lease(resolved_id: str) -> Model:
-            inner = None if cache._lease_steps else cache._manager.lease(resolved_id)
-            return stack.enter_context(_CacheLease(cache, resolved_id, inner))
+            # The cache's own lease (a subclass's ``lease`` is not asked here).
+            return stack.enter_context(WithFixedSizeCache.lease(cache, resolved_id))
 
         model = cache._add(request, take_lease)
         assert model is not None  # take_lease always returns the model
@@ -477,7 +477,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
             QuietLog(logger),
             dict(zip(adopted, adopted_weights, strict=True)),
             lambda: self.memory_probe,
-            lambda: getattr(self._held, "cell", (0,))[0] > 0,
+            lambda: bool(getattr(self._held, "leases", None)),
         )
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
         self._warm_use = self._book.warm_use  # the warm path's one book step, bound once
@@ -561,9 +561,11 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         if not (
             type(model_id) is str
-            and model_id
             and (api_key is None or type(api_key) is str)
-            and (model_id_alias is None or (type(model_id_alias) is str and model_id_alias))
+            and (
+                model_id_alias is None
+                or (type(model_id_alias) is str and model_id_alias and model_id)
+            )
             and (pin is False or pin is True)
         ):
             # Only unusual arguments pay for the full checks (documented errors).
@@ -579,10 +581,15 @@ class WithFixedSizeCache(ModelManagerDecorator):
             if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
                 self._lru_lock_timed_out()
             try:
+                # An empty model_id (alias None: an alias needs a non-empty id,
+                # checked above) is never listed, as every listed id was checked,
+                # so its warm lookup misses; it is refused below, nothing changed.
                 if self._warm_use(resolved_id, pin, self._inner_warm_hit):
                     return
             finally:
                 lock.release()
+        if not model_id:
+            check_model_id(model_id)  # the empty id: the documented error
         self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
 
     def acquire(
@@ -606,8 +613,12 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
-        inner = None if self._lease_steps else self._manager.lease(model_id)
-        return _CacheLease(self, model_id, inner)
+        lease = _CacheLease()  # no __init__ frame (see _CacheLease)
+        lease._cache = self
+        lease._resolved_id = model_id
+        lease._inner = None if self._lease_steps else self._manager.lease(model_id)
+        lease._taken = False
+        return lease
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
         """Remove through the inner layer; the LRU entry goes only on success.
