@@ -36,7 +36,7 @@ BUG = Bug(
     scenario=Scenario(
         "B1-remove-add-generation-split",
         ("B1",),
-        "R removes (then re-adds) X while W and N add it: one generation, one constructor",
+        "R removes (then re-adds) X while W and N add it: X is never constructed twice at once",
         [
             ("R", [Op("remove", "X"), Op("add", "X")]),
             ("W", [Op("add", "X")]),

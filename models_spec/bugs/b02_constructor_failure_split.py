@@ -33,7 +33,8 @@ BUG = Bug(
     scenario=Scenario(
         "B2-constructor-failure-split",
         ("B2",),
-        "H's constructor of X fails (H retries) while W and N add X: no second generation",
+        "H's constructor of X fails (H retries) while W and N add X: "
+        "X is never constructed twice at once",
         [("H", [Op("add", "X"), Op("add", "X")]), ("W", [Op("add", "X")]), ("N", [Op("add", "X")])],
         Setup(load_failures={"X": (1,)}),
     ),

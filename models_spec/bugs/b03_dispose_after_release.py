@@ -34,7 +34,8 @@ BUG = Bug(
     scenario=Scenario(
         "B3-dispose-after-release",
         ("B3",),
-        "R removes (then re-adds) X, W and N add it: retiring after release still splits",
+        "R removes (then re-adds) X and drops its lock while W and N add it: "
+        "X is never constructed twice at once",
         [
             ("R", [Op("remove", "X"), Op("add", "X")]),
             ("W", [Op("add", "X")]),

@@ -37,7 +37,7 @@ BUG = Bug(
     scenario=Scenario(
         "B12-lock-table-leak",
         ("B12",),
-        "remove of a never-loaded id leaves no lifecycle entry",
+        "remove of a never-loaded id leaves nothing behind (no per-id lock or entry)",
         [("R", [Op("remove", "Y")]), ("A", [Op("add", "X")])],
         Setup(max_size=2),
         needs=frozenset({"lifecycle"}),
