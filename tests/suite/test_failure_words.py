@@ -21,7 +21,7 @@ from lockstep._cli import main as lockstep_main
 from models_spec import replayable
 from models_spec._check.check import explore_scenario
 from models_spec._check.report import explain_failure
-from models_spec._harness.scenario_index import get_scenario
+from models_spec._harness.scenario_index import get_scenario, named_scenarios
 
 SCHEDULES = Path(replayable.__file__).parent / "schedules"
 CORPUS = sorted(p for p in SCHEDULES.glob("B*.json"))
@@ -58,6 +58,18 @@ INTERNAL = (
 )
 """What a default failure message must never show: the spec's and the harness's names, a
 traceback (the swimlanes name the file of each step, harness steps included)."""
+
+
+CORE_WORDS = ("generation", "retiring", "lifecycle", "leasesteps", "cachebook")
+"""The core's own vocabulary: a user's manager has no generations or lifecycle entries."""
+
+
+@pytest.mark.parametrize("scenario_id", sorted(named_scenarios()))
+def test_every_scenario_line_is_in_a_users_words(scenario_id: str) -> None:
+    """The line a failure of the user's manager starts with (``Scenario <id> — <title>``)
+    says what must hold in terms of the calls, not of the core's design."""
+    scenario = named_scenarios()[scenario_id]
+    assert not [word for word in CORE_WORDS if word in scenario.title.lower()], scenario.title
 
 
 def _replayed(path: Path) -> lockstep.Failure:
