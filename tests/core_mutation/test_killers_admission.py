@@ -1,0 +1,100 @@
+"""Killers for mutants of the cache's admission, eviction and options modules
+(``_cache_admission.py``, ``_cache_eviction.py``, ``_cache_options.py``; docs/mutation.md).
+
+Each step is driven alone, in one thread, over a real :class:`CacheBook`: the
+condition the step waits on is a scripted stand-in whose ``wait`` makes the
+change another thread would have made (and says whether it was notified), so
+the interleaving at a deadline is chosen, not timed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from modelmanager import LockTimeout
+from modelmanager.decorators._cache_book import CacheBook
+from modelmanager.decorators._cache_eviction import Evictions
+from modelmanager.decorators._cache_options import CacheOptions, CacheParts
+from modelmanager.statistics import Counters
+
+
+class _ScriptedCondition:
+    """A condition whose ``wait`` runs the next scripted step (another thread's change)
+    and returns what that step answers (True: notified; False: timed out)."""
+
+    def __init__(self, steps: list[Callable[[], bool]]) -> None:
+        self._lock = threading.Lock()
+        self.steps = steps
+        self.waits = 0
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        assert self.steps, "waited more often than scripted"
+        return self.steps.pop(0)()
+
+    def notify_all(self) -> None:
+        pass
+
+
+def _evictions(book: CacheBook, changed: _ScriptedCondition) -> tuple[Evictions, Counters]:
+    counters = Counters()
+    options = CacheOptions.validated(
+        max_size=1,
+        max_weight=None,
+        weigher=None,
+        on_full="wait",
+        queue_lock_timeout=5,
+        memory_free_threshold=0.0,
+        memory_probe=None,
+        delete_evicted_from_disk=False,
+    )
+    parts = CacheParts(book, None, changed, counters, options)  # type: ignore[arg-type]
+    return Evictions(None, parts, None, None), counters  # type: ignore[arg-type]
+
+
+def _unloading(resolved_id: str) -> CacheBook:
+    book = CacheBook()
+    book.adopt([resolved_id])
+    book.choose(resolved_id, None, object())
+    book.start_unload(resolved_id)
+    return book
+
+
+def test_an_unload_that_ends_as_the_wait_times_out_is_no_timeout() -> None:
+    """The victim's unload ends (``_forget``) just as the reader's wait times out: the
+    reader sees it gone and goes on, no LockTimeout and none counted (kills
+    ``_cache_eviction.xǁEvictionsǁawait_unload_locked__mutmut_13``: the state test
+    after a timed-out wait inverted, which raises exactly when the unload is over)."""
+    book = _unloading("a")
+
+    def forgotten_at_the_deadline() -> bool:
+        book.forget("a")
+        return False  # the wait timed out
+
+    changed = _ScriptedCondition([forgotten_at_the_deadline])
+    evictions, counters = _evictions(book, changed)
+    with changed:
+        evictions.await_unload_locked("a", time.monotonic() + 3600)
+    assert changed.waits == 1
+    assert counters.snapshot().lock_timeouts == 0
+
+
+def test_an_unload_still_running_at_the_deadline_times_out() -> None:
+    """The converse, to pin what the timeout is: still UNLOADING when the wait times
+    out raises LockTimeout, counted once."""
+    book = _unloading("a")
+    changed = _ScriptedCondition([lambda: False])
+    evictions, counters = _evictions(book, changed)
+    with changed, pytest.raises(LockTimeout, match="the eviction of model 'a'"):
+        evictions.await_unload_locked("a", time.monotonic() + 3600)
+    assert counters.snapshot().lock_timeouts == 1
