@@ -9,16 +9,21 @@ the interleaving at a deadline is chosen, not timed.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from modelmanager import LockTimeout
+from modelmanager._quiet_log import QuietLog
+from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy
 from modelmanager.decorators._cache_book import CacheBook
 from modelmanager.decorators._cache_eviction import Evictions
 from modelmanager.decorators._cache_options import CacheOptions, CacheParts
+from modelmanager.decorators._cache_policy import CapacityPolicy
 from modelmanager.statistics import Counters
 
 
@@ -98,3 +103,112 @@ def test_an_unload_still_running_at_the_deadline_times_out() -> None:
     with changed, pytest.raises(LockTimeout, match="the eviction of model 'a'"):
         evictions.await_unload_locked("a", time.monotonic() + 3600)
     assert counters.snapshot().lock_timeouts == 1
+
+
+# ---------------------------------------------------------------- admission
+
+
+class _Inner:
+    """The inner layer as the admission sees it: registration, leases, lifecycles."""
+
+    def __init__(self, loaded: tuple[str, ...]) -> None:
+        self.registered = set(loaded)
+        self.lifecycles: list[object] = []
+
+    def __contains__(self, resolved_id: object) -> bool:
+        return resolved_id in self.registered
+
+    def lease_counts(self) -> dict[str, int]:
+        return {}
+
+    @contextlib.contextmanager
+    def lifecycle(self, resolved_id: object) -> Iterator[None]:
+        self.lifecycles.append(resolved_id)
+        yield
+
+
+class _Owner:
+    """The cache around the admission: its lock, and evictions scripted per call
+    (each returns how many of the batch went, or raises)."""
+
+    def __init__(self, book: CacheBook, inner: _Inner) -> None:
+        self.book, self.inner, self.lock = book, inner, threading.Lock()
+        self.evictions: list[Callable[[list[str]], int]] = []
+        self.evicted: list[list[str]] = []
+        self.restores: list[str | None] = []
+
+    @contextlib.contextmanager
+    def _lru_guard(self, deadline: float | None = None) -> Iterator[None]:
+        with self.lock:
+            yield
+
+    def _evict(self, victims: list[str], cause: str, batch: object) -> int:
+        self.evicted.append(list(victims))
+        return self.evictions.pop(0)(victims)
+
+    def unload(self, victims: list[str]) -> int:
+        """Every victim goes."""
+        with self.lock:
+            for victim in victims:
+                self.book.start_unload(victim)
+                self.book.forget(victim)
+        self.inner.registered.difference_update(victims)
+        return len(victims)
+
+    def busy(self, victims: list[str]) -> int:
+        """The first victim's lifecycle is held elsewhere: the batch's choices dropped."""
+        with self.lock:
+            for victim in victims:
+                self.book.unchoose(victim)
+        raise VictimBusy(victims[0])
+
+    def _restore(self, exclude: str | None = None) -> None:
+        self.restores.append(exclude)
+
+    def _admits_over_room_taken(self, resolved_id: str) -> bool:
+        return False
+
+
+def _admission(max_size: int, loaded: tuple[str, ...]) -> tuple[AdmissionControl, _Owner, Counters]:
+    book, inner = CacheBook(), _Inner(loaded)
+    book.adopt(loaded)
+    owner = _Owner(book, inner)
+    counters = Counters()
+    options = CacheOptions.validated(
+        max_size=max_size,
+        max_weight=None,
+        weigher=None,
+        on_full="wait",
+        queue_lock_timeout=0,
+        memory_free_threshold=0.0,
+        memory_probe=None,
+        delete_evicted_from_disk=False,
+    )
+    changed = threading.Condition(owner.lock)
+    parts = CacheParts(book, inner, changed, counters, options)  # type: ignore[arg-type]
+    admission = AdmissionControl(
+        owner,
+        parts,
+        CapacityPolicy,
+        QuietLog(logging.getLogger("test_killers_admission")),
+        {},
+        lambda: None,  # type: ignore[arg-type,return-value]
+        lambda: False,
+    )
+    return admission, owner, counters
+
+
+def test_a_restoration_waits_for_a_busy_victims_lifecycle_and_decides_again() -> None:
+    """A restoration whose victim is busy waits for that victim's lifecycle, holding
+    nothing, then evicts it in its next round: no failure counted (kills
+    ``_cache_admission.xǁAdmissionControlǁrestore_over__mutmut_47``: the wait asked
+    for the lifecycle of None, so the restoration stopped instead)."""
+    admission, owner, counters = _admission(1, loaded=("a", "b"))
+    owner.evictions = [owner.busy, owner.unload]
+    admission.maybe_over = True
+    admission.restore()
+    assert owner.inner.lifecycles == ["a"]
+    assert owner.evicted == [["a"], ["a"]]
+    assert owner.book.order() == ["b"]
+    assert counters.snapshot().restoration_failures == 0
+    assert not owner.lock.locked()
