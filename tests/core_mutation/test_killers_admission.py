@@ -22,7 +22,7 @@ from modelmanager._quiet_log import QuietLog
 from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy
 from modelmanager.decorators._cache_book import CacheBook
 from modelmanager.decorators._cache_eviction import Evictions
-from modelmanager.decorators._cache_options import CacheOptions, CacheParts
+from modelmanager.decorators._cache_options import CacheOptions, CacheParts, adoptable
 from modelmanager.decorators._cache_policy import CapacityPolicy
 from modelmanager.statistics import Counters
 
@@ -35,6 +35,7 @@ class _ScriptedCondition:
         self._lock = threading.Lock()
         self.steps = steps
         self.waits = 0
+        self.notified: list[int | str] = []  # one entry per notify: its n, or "all"
 
     def __enter__(self) -> bool:
         return self._lock.acquire()
@@ -47,8 +48,14 @@ class _ScriptedCondition:
         assert self.steps, "waited more often than scripted"
         return self.steps.pop(0)()
 
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def notify(self, n: int = 1) -> None:
+        self.notified.append(n)
+
     def notify_all(self) -> None:
-        pass
+        self.notified.append("all")
 
 
 def _evictions(book: CacheBook, changed: _ScriptedCondition) -> tuple[Evictions, Counters]:
@@ -78,8 +85,9 @@ def _unloading(resolved_id: str) -> CacheBook:
 def test_an_unload_that_ends_as_the_wait_times_out_is_no_timeout() -> None:
     """The victim's unload ends (``_forget``) just as the reader's wait times out: the
     reader sees it gone and goes on, no LockTimeout and none counted (kills
-    ``_cache_eviction.xǁEvictionsǁawait_unload_locked__mutmut_13``: the state test
-    after a timed-out wait inverted, which raises exactly when the unload is over)."""
+    ``_cache_eviction.xǁEvictionsǁawait_unload_locked__mutmut_13``, the state test
+    after a timed-out wait inverted, and ``__mutmut_9``, ``or`` for ``and``: both
+    raise although the unload is over)."""
     book = _unloading("a")
 
     def forgotten_at_the_deadline() -> bool:
@@ -103,6 +111,42 @@ def test_an_unload_still_running_at_the_deadline_times_out() -> None:
     with changed, pytest.raises(LockTimeout, match="the eviction of model 'a'"):
         evictions.await_unload_locked("a", time.monotonic() + 3600)
     assert counters.snapshot().lock_timeouts == 1
+
+
+def test_dropping_a_busy_batchs_choices_wakes_every_waiter() -> None:
+    """A busy victim ends its batch: the batch's remaining choices go, and every thread
+    waiting for the evictions to be decided is woken (a memory round and a waiting add
+    may both wait on it; waking one leaves the other to its timeout). Kills
+    ``_cache_eviction.xǁEvictionsǁdrop_choices__mutmut_12`` (``notify()``)."""
+    book = CacheBook()
+    book.adopt(["a", "b"])
+    batch = object()
+    book.choose("a", "x", batch)
+    book.choose("b", "x", batch)
+    changed = _ScriptedCondition([])
+    evictions, _ = _evictions(book, changed)
+    evictions.drop_choices(["a", "b"], batch)
+    assert not book.evictions_undecided()
+    assert changed.notified == ["all"]
+
+
+def test_dropping_choices_changes_the_book_under_the_lock() -> None:
+    """The book is only changed under the bookkeeping lock (the condition's). Kills
+    ``_cache_eviction.xǁEvictionsǁdrop_choices__mutmut_3`` (the ``with`` dropped)."""
+    changed = _ScriptedCondition([])
+
+    class GuardedBook(CacheBook):
+        def unchoose(self, resolved_id: str) -> None:
+            assert changed.locked(), "unchoose without the bookkeeping lock"
+            super().unchoose(resolved_id)
+
+    book = GuardedBook()
+    book.adopt(["a"])
+    batch = object()
+    book.choose("a", "x", batch)
+    evictions, _ = _evictions(book, changed)
+    evictions.drop_choices(["a"], batch)
+    assert not book.chosen("a")
 
 
 # ---------------------------------------------------------------- admission
@@ -169,7 +213,9 @@ class _Owner:
         return False
 
 
-def _admission(max_size: int, loaded: tuple[str, ...]) -> tuple[AdmissionControl, _Owner, Counters]:
+def _admission(
+    max_size: int, loaded: tuple[str, ...], probe: object = None
+) -> tuple[AdmissionControl, _Owner, Counters]:
     book, inner = CacheBook(), _Inner(loaded)
     book.adopt(loaded)
     owner = _Owner(book, inner)
@@ -192,7 +238,7 @@ def _admission(max_size: int, loaded: tuple[str, ...]) -> tuple[AdmissionControl
         CapacityPolicy,
         QuietLog(logging.getLogger("test_killers_admission")),
         {},
-        lambda: None,  # type: ignore[arg-type,return-value]
+        lambda: probe,  # type: ignore[arg-type,return-value]
         lambda: False,
     )
     return admission, owner, counters
@@ -212,3 +258,51 @@ def test_a_restoration_waits_for_a_busy_victims_lifecycle_and_decides_again() ->
     assert owner.book.order() == ["b"]
     assert counters.snapshot().restoration_failures == 0
     assert not owner.lock.locked()
+
+
+def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """A failing ``free_fraction()`` is logged once per kind per minute: a second kind
+    of failure within the minute is still logged. Kills
+    ``_cache_admission.xǁAdmissionControlǁmeasure_free_fraction__mutmut_5`` (every
+    failure keyed alike, so the second kind is held back)."""
+    errors = [OSError("first"), ValueError("second")]
+
+    class Flaky:
+        def free_fraction(self) -> float:
+            raise errors.pop(0)
+
+    admission, _, counters = _admission(1, loaded=(), probe=Flaky())
+    with caplog.at_level(logging.WARNING, logger="test_killers_admission"):
+        assert admission.measure_free_fraction() is None
+        assert admission.measure_free_fraction() is None
+    assert "OSError('first')" in caplog.text
+    assert "ValueError('second')" in caplog.text
+    assert counters.snapshot().memory_probe_errors == 2
+
+
+# ------------------------------------------------------------------ options
+
+
+def test_models_weighing_exactly_the_bound_are_adopted() -> None:
+    """A cache over a manager whose models weigh exactly ``max_weight`` adopts them (the
+    bound is inclusive, as for a load). Kills
+    ``_cache_options.x_adoptable__mutmut_20`` (``>=``: refused)."""
+
+    class Held:
+        def keys(self) -> list[str]:
+            return ["a", "b"]
+
+        def __getitem__(self, resolved_id: str) -> int:
+            return {"a": 3, "b": 5}[resolved_id]
+
+    options = CacheOptions.validated(
+        max_size=None,
+        max_weight=8,
+        weigher=lambda resolved_id, model: model,
+        on_full="wait",
+        queue_lock_timeout=1,
+        memory_free_threshold=0.0,
+        memory_probe=None,
+        delete_evicted_from_disk=False,
+    )
+    assert adoptable(Held(), options) == (["a", "b"], [3, 5])  # type: ignore[arg-type]
