@@ -20,10 +20,10 @@ import pytest
 from modelmanager import LockTimeout
 from modelmanager._quiet_log import QuietLog
 from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy
-from modelmanager.decorators._cache_book import CacheBook
+from modelmanager.decorators._cache_book import CacheBook, IdState
 from modelmanager.decorators._cache_eviction import Evictions
-from modelmanager.decorators._cache_options import CacheOptions, CacheParts, adoptable
-from modelmanager.decorators._cache_policy import CapacityPolicy
+from modelmanager.decorators._cache_options import CacheOptions, CacheParts
+from modelmanager.decorators._cache_policy import RESTORATION, CapacityPolicy
 from modelmanager.statistics import Counters
 
 
@@ -260,6 +260,54 @@ def test_a_restoration_waits_for_a_busy_victims_lifecycle_and_decides_again() ->
     assert not owner.lock.locked()
 
 
+def test_the_batch_record_changes_only_under_the_lock() -> None:
+    """An admission records its eviction batch (batch -> ticket, read by a failed
+    unload under the lock) and drops it again only under the bookkeeping lock. Kills
+    ``_cache_admission.xǁAdmissionControlǁadmit__mutmut_76`` (the record dropped with
+    the lock free)."""
+    admission, owner, _ = _admission(1, loaded=("a",))
+
+    class Guarded(dict[object, object]):
+        def __setitem__(self, key: object, value: object) -> None:
+            assert owner.lock.locked(), "batch recorded without the lock"
+            super().__setitem__(key, value)
+
+        def pop(self, key: object, default: object = None) -> object:
+            assert owner.lock.locked(), "batch record dropped without the lock"
+            return super().pop(key, default)
+
+    admission._batch_tickets = Guarded()  # type: ignore[assignment]
+    owner.evictions = [owner.unload]
+    admission.admit("x")
+    assert owner.evicted == [["a"]]
+    assert admission._batch_tickets == {}
+    assert owner.book.slots == {"x": 1}
+
+
+def test_a_restorations_victim_stays_the_restorations_at_its_commit() -> None:
+    """The commit (UNLOADING) of a restoration's victim keeps the restoration as its
+    requester: another restoration then waits for it rather than deferring as to an
+    add's eviction. Kills ``_cache_eviction.xǁEvictionsǁconfirm_victim_locked__mutmut_31``
+    (re-chosen with requester None, a memory eviction's)."""
+    admission, owner, counters = _admission(1, loaded=("a", "b"))
+    book = owner.book
+    parts = CacheParts(
+        book,
+        owner.inner,  # type: ignore[arg-type]
+        threading.Condition(owner.lock),
+        counters,
+        admission._options,
+    )
+    evictions = Evictions(owner, parts, admission, None)  # type: ignore[arg-type]
+    batch = object()
+    book.choose("a", RESTORATION, batch)
+    with owner.lock:
+        assert evictions.confirm_victim_locked("a") is batch
+    assert book.state("a") is IdState.UNLOADING
+    assert book.evictions_undecided()
+    assert not book.evictions_undecided_except(RESTORATION)
+
+
 def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFixture) -> None:
     """A failing ``free_fraction()`` is logged once per kind per minute: a second kind
     of failure within the minute is still logged. Kills
@@ -278,31 +326,3 @@ def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFi
     assert "OSError('first')" in caplog.text
     assert "ValueError('second')" in caplog.text
     assert counters.snapshot().memory_probe_errors == 2
-
-
-# ------------------------------------------------------------------ options
-
-
-def test_models_weighing_exactly_the_bound_are_adopted() -> None:
-    """A cache over a manager whose models weigh exactly ``max_weight`` adopts them (the
-    bound is inclusive, as for a load). Kills
-    ``_cache_options.x_adoptable__mutmut_20`` (``>=``: refused)."""
-
-    class Held:
-        def keys(self) -> list[str]:
-            return ["a", "b"]
-
-        def __getitem__(self, resolved_id: str) -> int:
-            return {"a": 3, "b": 5}[resolved_id]
-
-    options = CacheOptions.validated(
-        max_size=None,
-        max_weight=8,
-        weigher=lambda resolved_id, model: model,
-        on_full="wait",
-        queue_lock_timeout=1,
-        memory_free_threshold=0.0,
-        memory_probe=None,
-        delete_evicted_from_disk=False,
-    )
-    assert adoptable(Held(), options) == (["a", "b"], [3, 5])  # type: ignore[arg-type]
