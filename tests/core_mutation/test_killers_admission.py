@@ -260,30 +260,6 @@ def test_a_restoration_waits_for_a_busy_victims_lifecycle_and_decides_again() ->
     assert not owner.lock.locked()
 
 
-def test_the_batch_record_changes_only_under_the_lock() -> None:
-    """An admission records its eviction batch (batch -> ticket, read by a failed
-    unload under the lock) and drops it again only under the bookkeeping lock. Kills
-    ``_cache_admission.xǁAdmissionControlǁadmit__mutmut_76`` (the record dropped with
-    the lock free)."""
-    admission, owner, _ = _admission(1, loaded=("a",))
-
-    class Guarded(dict[object, object]):
-        def __setitem__(self, key: object, value: object) -> None:
-            assert owner.lock.locked(), "batch recorded without the lock"
-            super().__setitem__(key, value)
-
-        def pop(self, key: object, default: object = None) -> object:
-            assert owner.lock.locked(), "batch record dropped without the lock"
-            return super().pop(key, default)
-
-    admission._batch_tickets = Guarded()  # type: ignore[assignment]
-    owner.evictions = [owner.unload]
-    admission.admit("x")
-    assert owner.evicted == [["a"]]
-    assert admission._batch_tickets == {}
-    assert owner.book.slots == {"x": 1}
-
-
 def test_a_restorations_victim_stays_the_restorations_at_its_commit() -> None:
     """The commit (UNLOADING) of a restoration's victim keeps the restoration as its
     requester: another restoration then waits for it rather than deferring as to an
