@@ -149,6 +149,48 @@ def test_dropping_choices_changes_the_book_under_the_lock() -> None:
     assert not book.chosen("a")
 
 
+def test_a_failed_unload_wakes_every_waiter() -> None:
+    """A victim's unload fails: it is back at its place and the add that chose it gives
+    its slot back, in one step that wakes every waiter (a reader waiting for the unload
+    and an add waiting for the slot both wait on it). Kills
+    ``_cache_eviction.xǁEvictionsǁevict_one__mutmut_22`` (``notify()``)."""
+    book = CacheBook()
+    book.adopt(["a"])
+    batch = object()
+    failed: list[object] = []
+
+    class Owner:
+        def _hold_victim(self, victim: str) -> contextlib.nullcontext[None]:
+            return contextlib.nullcontext()
+
+        def _victim_gone(self, victim: str) -> bool:
+            return False
+
+        def _confirm_victim_locked(self, victim: str) -> object:
+            book.choose(victim, "x", batch)
+            book.start_unload(victim)
+            return batch
+
+    class Inner:
+        def remove(self, resolved_id: str, *, delete_from_disk: bool) -> None:
+            raise RuntimeError(f"unloading {resolved_id} failed")
+
+    class Admission:
+        def unload_failed_locked(self, batch: object) -> None:
+            failed.append(batch)
+
+    changed = _ScriptedCondition([])
+    evictions, _ = _evictions(book, changed)
+    evictions._owner = Owner()  # type: ignore[assignment]
+    evictions._manager = Inner()  # type: ignore[assignment]
+    evictions._admission = Admission()  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="unloading a failed"):
+        evictions.evict_one("a")
+    assert book.state("a") is IdState.COMMITTED
+    assert failed == [batch]
+    assert changed.notified == ["all"]
+
+
 # ---------------------------------------------------------------- admission
 
 
@@ -180,6 +222,7 @@ class _Owner:
         self.evictions: list[Callable[[list[str]], int]] = []
         self.evicted: list[list[str]] = []
         self.restores: list[str | None] = []
+        self.admission: AdmissionControl | None = None
 
     @contextlib.contextmanager
     def _lru_guard(self, deadline: float | None = None) -> Iterator[None]:
@@ -199,6 +242,27 @@ class _Owner:
         self.inner.registered.difference_update(victims)
         return len(victims)
 
+    def first_goes_rest_skipped(self, victims: list[str]) -> int:
+        """The first victim goes; the others are skipped (rescued by a use meanwhile)."""
+        went = self.unload(victims[:1])
+        with self.lock:
+            for victim in victims[1:]:
+                self.book.unchoose(victim)
+        return went
+
+    def first_fails(self, victims: list[str]) -> int:
+        """The first victim's unload fails: it stays, and the add that chose it gives its
+        slot back in the same step; the batch's other choices are rolled back."""
+        batch = self.book.batch(victims[0])
+        with self.lock:
+            self.book.start_unload(victims[0])
+            self.book.fail_unload(victims[0])
+            assert self.admission is not None
+            self.admission.unload_failed_locked(batch)
+            for victim in victims[1:]:
+                self.book.unchoose(victim)
+        raise RuntimeError(f"unloading {victims[0]} failed")
+
     def busy(self, victims: list[str]) -> int:
         """The first victim's lifecycle is held elsewhere: the batch's choices dropped."""
         with self.lock:
@@ -214,7 +278,7 @@ class _Owner:
 
 
 def _admission(
-    max_size: int, loaded: tuple[str, ...], probe: object = None
+    max_size: int, loaded: tuple[str, ...], probe: object = None, threshold: float = 0.0
 ) -> tuple[AdmissionControl, _Owner, Counters]:
     book, inner = CacheBook(), _Inner(loaded)
     book.adopt(loaded)
@@ -226,7 +290,7 @@ def _admission(
         weigher=None,
         on_full="wait",
         queue_lock_timeout=0,
-        memory_free_threshold=0.0,
+        memory_free_threshold=threshold,
         memory_probe=None,
         delete_evicted_from_disk=False,
     )
@@ -241,6 +305,7 @@ def _admission(
         lambda: probe,  # type: ignore[arg-type,return-value]
         lambda: False,
     )
+    owner.admission = admission
     return admission, owner, counters
 
 
@@ -282,6 +347,69 @@ def test_a_restorations_victim_stays_the_restorations_at_its_commit() -> None:
     assert book.state("a") is IdState.UNLOADING
     assert book.evictions_undecided()
     assert not book.evictions_undecided_except(RESTORATION)
+
+
+def test_an_add_whose_victim_fails_to_unload_restores_nothing_even_after_one_went() -> None:
+    """The add's first round evicts one victim (the others rescued), its second round's
+    victim fails to unload: the add fails with that error and restores nothing (the
+    spec's failed admission; the cache is no fuller), although a victim of its went.
+    Kills ``_cache_admission.xǁAdmissionControlǁadmit__mutmut_104`` (``or``: an add
+    whose victims went restored after a failed unload too)."""
+    admission, owner, counters = _admission(1, loaded=("a", "b", "c"))
+    owner.evictions = [owner.first_goes_rest_skipped, owner.first_fails]
+    with pytest.raises(RuntimeError, match="unloading b failed"):
+        admission.admit("x")
+    assert owner.evicted == [["a", "b", "c"], ["b", "c"]]
+    assert owner.book.order() == ["b", "c"]
+    assert owner.book.slots == {}
+    assert owner.restores == []
+    assert counters.snapshot().restoration_failures == 0
+
+
+def test_a_free_fraction_exactly_at_the_threshold_is_no_pressure() -> None:
+    """Memory pressure is a free fraction *below* the threshold: exactly at it, an add
+    evicts nothing for memory. Kills
+    ``_cache_admission.xǁAdmissionControlǁevict_for_memory__mutmut_5`` (``>``)."""
+
+    class AtThreshold:
+        def free_fraction(self) -> float:
+            return 0.5
+
+        def release_cache(self) -> None:
+            pass
+
+    admission, owner, _ = _admission(10, loaded=("a", "b"), probe=AtThreshold(), threshold=0.5)
+    admission.admit("x")
+    assert owner.evicted == []
+    assert owner.book.slots == {"x": 1}
+
+
+def test_a_restorations_victim_is_revalidated_with_its_exclusion() -> None:
+    """At its commit a restoration's victim is revalidated as the restoration chose it,
+    with the restoration's exclusion (the model an add just loaded): with that model
+    the least recent, the victim chosen after it still holds. Kills
+    ``_cache_eviction.xǁEvictionsǁconfirm_victim_locked__mutmut_19`` (revalidated
+    without the exclusion: the excluded model looks like the victim, the choice is
+    dropped)."""
+    admission, owner, counters = _admission(1, loaded=("a", "b"))
+    book = owner.book
+    parts = CacheParts(
+        book,
+        owner.inner,  # type: ignore[arg-type]
+        threading.Condition(owner.lock),
+        counters,
+        admission._options,
+    )
+    evictions = Evictions(owner, parts, admission, None)  # type: ignore[arg-type]
+    owner.evictions = [lambda victims: 0]  # records the choice; decides nothing
+    admission.maybe_over = True
+    admission.restore(exclude="a")
+    assert owner.evicted == [["b"]]
+    assert admission.restoring_exclude == "a"
+    batch = book.batch("b")
+    with owner.lock:
+        assert evictions.confirm_victim_locked("b") is batch
+    assert book.state("b") is IdState.UNLOADING
 
 
 def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFixture) -> None:
