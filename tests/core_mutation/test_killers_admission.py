@@ -19,6 +19,7 @@ import pytest
 
 from modelmanager import LockTimeout
 from modelmanager._quiet_log import QuietLog
+from modelmanager.decorators import _cache_admission
 from modelmanager.decorators._cache_admission import AdmissionControl, VictimBusy
 from modelmanager.decorators._cache_book import CacheBook, IdState
 from modelmanager.decorators._cache_eviction import Evictions
@@ -410,6 +411,48 @@ def test_a_restorations_victim_is_revalidated_with_its_exclusion() -> None:
     with owner.lock:
         assert evictions.confirm_victim_locked("b") is batch
     assert book.state("b") is IdState.UNLOADING
+
+
+def test_a_full_wait_with_under_a_second_left_still_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An add that waits for a lease to end waits for whatever time is left, also under
+    a second: the lease given back during that wait admits it. Kills
+    ``_cache_admission.xǁAdmissionControlǁwait_full_locked__mutmut_20`` (``left <= 1``:
+    a timeout under a second gave up at once)."""
+    admission, owner, counters = _admission(1, loaded=("a",))
+    leases = {"a": 1}
+    owner.inner.lease_counts = lambda: dict(leases)  # type: ignore[method-assign]
+    monkeypatch.setattr(_cache_admission, "remaining", lambda deadline: 0.5)
+
+    def lease_given_back() -> bool:
+        leases.clear()
+        return True  # notified
+
+    changed = _ScriptedCondition([lease_given_back])
+    admission._changed = changed  # type: ignore[assignment]
+    with owner.lock:
+        admission.wait_full_locked(0.0, "x")
+    assert changed.waits == 1
+    assert counters.snapshot().lock_timeouts == 0
+    assert admission.full_waiters == 0
+
+
+def test_the_bounds_of_a_weight_only_cache_name_only_the_weight() -> None:
+    """Messages name the bounds the cache has: ``max_weight=8`` for a cache bounded by
+    weight alone. Kills ``_cache_options.xǁCacheOptionsǁbounds__mutmut_2`` (``max_size=None``
+    named too)."""
+    options = CacheOptions.validated(
+        max_size=None,
+        max_weight=8,
+        weigher=lambda resolved_id, model: 1,
+        on_full="wait",
+        queue_lock_timeout=1,
+        memory_free_threshold=0.0,
+        memory_probe=None,
+        delete_evicted_from_disk=False,
+    )
+    assert options.bounds() == "max_weight=8"
 
 
 def test_probe_failures_of_two_kinds_are_both_logged(caplog: pytest.LogCaptureFixture) -> None:
