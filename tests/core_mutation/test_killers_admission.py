@@ -49,9 +49,6 @@ class _ScriptedCondition:
         assert self.steps, "waited more often than scripted"
         return self.steps.pop(0)()
 
-    def locked(self) -> bool:
-        return self._lock.locked()
-
     def notify(self, n: int = 1) -> None:
         self.notified.append(n)
 
@@ -129,25 +126,6 @@ def test_dropping_a_busy_batchs_choices_wakes_every_waiter() -> None:
     evictions.drop_choices(["a", "b"], batch)
     assert not book.evictions_undecided()
     assert changed.notified == ["all"]
-
-
-def test_dropping_choices_changes_the_book_under_the_lock() -> None:
-    """The book is only changed under the bookkeeping lock (the condition's). Kills
-    ``_cache_eviction.xǁEvictionsǁdrop_choices__mutmut_3`` (the ``with`` dropped)."""
-    changed = _ScriptedCondition([])
-
-    class GuardedBook(CacheBook):
-        def unchoose(self, resolved_id: str) -> None:
-            assert changed.locked(), "unchoose without the bookkeeping lock"
-            super().unchoose(resolved_id)
-
-    book = GuardedBook()
-    book.adopt(["a"])
-    batch = object()
-    book.choose("a", "x", batch)
-    evictions, _ = _evictions(book, changed)
-    evictions.drop_choices(["a"], batch)
-    assert not book.chosen("a")
 
 
 def test_a_failed_unload_wakes_every_waiter() -> None:
