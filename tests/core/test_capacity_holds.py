@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -225,24 +226,33 @@ def test_wait_times_out_with_nothing_changed(registry: FakeRegistry) -> None:
     """Every model leased by another thread for longer than the bound: LockTimeout."""
     cache = cache_of(registry, max_size=1, queue_lock_timeout=0.05)
     cache.add_model("a")
+    with _leased_in_another_thread(cache, "a"):
+        with pytest.raises(LockTimeout, match="every model in the cache"):
+            cache.add_model("b")
+        assert cache.lru_order() == ["a"]
+        assert "b" not in registry.requested
+        stats = cache.statistics()
+        assert (stats.full_waits, stats.pinned_overflow) == (1, 0)
+        assert stats.lock_timeouts >= 1
+
+
+@contextlib.contextmanager
+def _leased_in_another_thread(cache: WithFixedSizeCache, model_id: str) -> Iterator[None]:
+    """While the block runs, another thread holds a lease on ``model_id``."""
     entered, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with cache.lease("a"):
+        with cache.lease(model_id):
             entered.set()
             assert release.wait(30)
 
     holder, outcome = run_in_thread(hold)
     assert entered.wait(30)
-    with pytest.raises(LockTimeout, match="every model in the cache"):
-        cache.add_model("b")
-    assert cache.lru_order() == ["a"]
-    assert "b" not in registry.requested
-    stats = cache.statistics()
-    assert (stats.full_waits, stats.pinned_overflow) == (1, 0)
-    assert stats.lock_timeouts >= 1
-    release.set()
-    join(holder)
+    try:
+        yield
+    finally:
+        release.set()
+        join(holder)
     assert outcome == {"result": None}
 
 
@@ -263,22 +273,11 @@ def test_a_lease_ended_by_another_thread_leaves_its_takers_count(
     cache = cache_of(registry, max_size=1, queue_lock_timeout=0.05)
     cache.add_model("a")
     _ended_elsewhere(cache, "a")
-    entered, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with cache.lease("a"):
-            entered.set()
-            assert release.wait(30)
-
-    holder, outcome = run_in_thread(hold)
-    assert entered.wait(30)
-    with pytest.raises(LockTimeout, match="every model in the cache"):
-        cache.add_model("b")  # before: counted as a lease holder, admitted over
-    assert cache.lru_order() == ["a"]
-    assert cache.statistics().pinned_overflow == 0
-    release.set()
-    join(holder)
-    assert outcome == {"result": None}
+    with _leased_in_another_thread(cache, "a"):
+        with pytest.raises(LockTimeout, match="every model in the cache"):
+            cache.add_model("b")  # before: counted as a lease holder, admitted over
+        assert cache.lru_order() == ["a"]
+        assert cache.statistics().pinned_overflow == 0
 
 
 def test_a_thread_that_ended_anothers_lease_still_counts_its_own(

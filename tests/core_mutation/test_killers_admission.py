@@ -304,6 +304,18 @@ def test_a_restoration_waits_for_a_busy_victims_lifecycle_and_decides_again() ->
     assert not owner.lock.locked()
 
 
+def _owner_evictions(admission: AdmissionControl, owner: _Owner, counters: Counters) -> Evictions:
+    """The eviction steps over ``admission``'s book, lock and inner layer."""
+    parts = CacheParts(
+        owner.book,
+        owner.inner,  # type: ignore[arg-type]  # the scripted inner layer
+        threading.Condition(owner.lock),
+        counters,
+        admission._options,
+    )
+    return Evictions(owner, parts, admission, None)  # type: ignore[arg-type]
+
+
 def test_a_restorations_victim_stays_the_restorations_at_its_commit() -> None:
     """The commit (UNLOADING) of a restoration's victim keeps the restoration as its
     requester: another restoration then waits for it rather than deferring as to an
@@ -311,14 +323,7 @@ def test_a_restorations_victim_stays_the_restorations_at_its_commit() -> None:
     (re-chosen with requester None, a memory eviction's)."""
     admission, owner, counters = _admission(1, loaded=("a", "b"))
     book = owner.book
-    parts = CacheParts(
-        book,
-        owner.inner,  # type: ignore[arg-type]
-        threading.Condition(owner.lock),
-        counters,
-        admission._options,
-    )
-    evictions = Evictions(owner, parts, admission, None)  # type: ignore[arg-type]
+    evictions = _owner_evictions(admission, owner, counters)
     batch = object()
     book.choose("a", RESTORATION, batch)
     with owner.lock:
@@ -372,14 +377,7 @@ def test_a_restorations_victim_is_revalidated_with_its_exclusion() -> None:
     dropped)."""
     admission, owner, counters = _admission(1, loaded=("a", "b"))
     book = owner.book
-    parts = CacheParts(
-        book,
-        owner.inner,  # type: ignore[arg-type]
-        threading.Condition(owner.lock),
-        counters,
-        admission._options,
-    )
-    evictions = Evictions(owner, parts, admission, None)  # type: ignore[arg-type]
+    evictions = _owner_evictions(admission, owner, counters)
     owner.evictions = [lambda victims: 0]  # records the choice; decides nothing
     admission.maybe_over = True
     admission.restore(exclude="a")
