@@ -1311,3 +1311,64 @@ def test_a_slot_shared_on_a_loaded_id_adds_no_weight() -> None:
         book, {"a"}.__contains__, max_size=None, max_weight=10, estimates={"a": 3, "b": 2}
     )
     assert policy.weight() == 5
+
+
+# ------------------------------------------------------- ending a cache's lease
+
+
+class _LeaseRecordingLayer(ModelManagerDecorator):
+    """A layer with a lease of its own (so the cache wraps it rather than taking the
+    inner lease steps) that records what its ``__exit__`` is given."""
+
+    def __init__(self, manager: Any) -> None:
+        super().__init__(manager)
+        self.exits: list[tuple[Any, Any, Any]] = []
+
+    def lease(self, model_id: str) -> Any:
+        inner = self.manager.lease(model_id)
+        exits = self.exits
+
+        class Recorded:
+            def __enter__(self) -> Any:
+                return inner.__enter__()
+
+            def __exit__(self, *exc_info: Any) -> Any:
+                exits.append(exc_info)
+                return inner.__exit__(*exc_info)
+
+        return Recorded()
+
+
+def test_the_inner_lease_sees_the_exception_as_raised() -> None:
+    """A lease whose body raises hands the inner layer's lease the whole exception,
+    its traceback included. Kills ``fixed_size_cache.xǁ_CacheLeaseǁ__exit____mutmut_10``
+    (the traceback passed on as None)."""
+    layer = _LeaseRecordingLayer(ModelManager(ScriptedRegistry()))
+    cache = WithFixedSizeCache(layer, max_size=2)
+    cache.add_model("a")
+    with pytest.raises(ValueError, match="body") as caught, cache.lease("a"):
+        raise ValueError("body")
+    [(kind, error, traceback)] = layer.exits
+    assert (kind, error) == (ValueError, caught.value)
+    assert traceback is not None
+    assert traceback.tb_frame.f_code.co_name == "test_the_inner_lease_sees_the_exception_as_raised"
+
+
+def test_ending_a_lease_restores_through_a_subclass_restore() -> None:
+    """A subclass that overrides ``_restore`` (an extension point) is asked when a lease
+    ends, as everywhere else. Kills ``fixed_size_cache.xǁ_CacheLeaseǁ__exit____mutmut_16``
+    (the inlined restoration taken instead, the override skipped)."""
+
+    class CountingRestore(WithFixedSizeCache):
+        restores = 0
+
+        def _restore(self, exclude: str | None = None) -> None:
+            type(self).restores += 1
+            super()._restore(exclude)
+
+    cache = CountingRestore(ModelManager(ScriptedRegistry()), max_size=2)
+    cache.add_model("a")
+    before = CountingRestore.restores
+    with cache.lease("a"):
+        pass
+    assert CountingRestore.restores == before + 1
