@@ -1372,3 +1372,50 @@ def test_ending_a_lease_restores_through_a_subclass_restore() -> None:
     with cache.lease("a"):
         pass
     assert CountingRestore.restores == before + 1
+
+
+def test_a_lease_whose_inner_end_raises_still_restores_the_bound() -> None:
+    """The inner layer's lease end raises: the cache's own part of ending the lease
+    still runs, so a cache admitted over its bound (every model leased by this thread)
+    comes back within it. Kills ``fixed_size_cache.xǁ_CacheLeaseǁ__exit____mutmut_5``
+    (the ``try/finally`` dropped: nothing restored)."""
+
+    class FailingEnd(_LeaseRecordingLayer):
+        def lease(self, model_id: str) -> Any:
+            recorded = super().lease(model_id)
+
+            class Failing:
+                def __enter__(self) -> Any:
+                    return recorded.__enter__()
+
+                def __exit__(self, *exc_info: Any) -> Any:
+                    recorded.__exit__(*exc_info)
+                    raise RuntimeError("the inner lease's end failed")
+
+            return Failing()
+
+    cache = WithFixedSizeCache(FailingEnd(ModelManager(ScriptedRegistry())), max_size=1)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    lease.__enter__()
+    cache.add_model("b")  # every model leased by this thread: admitted over
+    assert len(cache.manager) == 2
+    with pytest.raises(RuntimeError, match="inner lease's end failed"):
+        lease.__exit__(None, None, None)
+    assert cache.lru_order() == ["b"]
+    assert len(cache.manager) == 1
+
+
+def test_a_cache_takes_the_inner_managers_lease_steps_not_its_lease() -> None:
+    """Over a ``ModelManager`` the cache's lease uses the manager's lease steps
+    (``InnerLink.lease_steps``) and never builds the manager's own lease object. Kills
+    ``fixed_size_cache.xǁWithFixedSizeCacheǁlease__mutmut_10`` (the inner lease always
+    wrapped: right, but the slow path the steps exist to avoid)."""
+    manager = ModelManager(ScriptedRegistry())
+    cache = WithFixedSizeCache(manager, max_size=2)
+    cache.add_model("a")
+    wrapped: list[str] = []
+    manager.lease = wrapped.append  # type: ignore[method-assign,assignment]
+    with cache.lease("a"):
+        pass
+    assert wrapped == []
