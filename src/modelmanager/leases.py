@@ -57,7 +57,12 @@ class LeaseTable:
         self._drain_waiters = 0
 
     def take_locked(self, resolved_id: str) -> None:
-        """Add one lease on ``resolved_id`` (``lock`` held)."""
+        """Add one lease on ``resolved_id`` (``lock`` held).
+
+        ``ModelManager``'s warm lease take writes this same update inline (one
+        frame less on every request), so a subclass must not change what it
+        does: the table's extension point is ``_wake_drainers`` only.
+        """
         counts = self._counts
         counts[resolved_id] = counts.get(resolved_id, 0) + 1
 

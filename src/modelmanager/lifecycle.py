@@ -249,6 +249,8 @@ class LifecycleTable:
         """Whether some thread is inside a :meth:`hold` block of ``resolved_id``.
 
         Call with :attr:`state_lock` held; the answer holds until it is released.
+        ``ModelManager``'s warm lease take reads the same inline (a subclass
+        must not change what it answers).
         """
         entry = self._entries.get(resolved_id)
         return entry is not None and entry.depth > 0
