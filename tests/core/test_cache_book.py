@@ -469,3 +469,113 @@ def test_listed_among_and_order_and_leaving() -> None:
     book.choose("a", None)
     book.start_remove("b")
     assert book.order_and_leaving() == (["a", "b", "c"], frozenset({"b"}))
+
+
+class _Lock:
+    """A lock that records its calls; ``free`` False: every try fails (a timeout)."""
+
+    def __init__(self, free: bool = True) -> None:
+        self.free, self.held, self.calls = free, False, list[tuple[object, ...]]()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.calls.append(("acquire", blocking, timeout))
+        self.held = self.free
+        return self.free
+
+    def release(self) -> None:
+        self.calls.append(("release",))
+        self.held = False
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _warm_add(
+    book: CacheBook, lock: _Lock, inner_hit: Any = None
+) -> tuple[Any, list[tuple[object, ...]]]:
+    """``book.warm_add`` over ``lock``, and the cold adds it makes (with the lock's state)."""
+    cold: list[tuple[object, ...]] = []
+
+    def cold_add(*args: object) -> None:
+        cold.append((*args, lock.held))
+
+    def timed_out() -> None:
+        raise _TimedOut
+
+    return book.warm_add(lock, 2.5, timed_out, inner_hit, cold_add), cold
+
+
+def test_warm_add_is_warm_use_in_one_call_under_the_lock() -> None:
+    book = CacheBook()
+    a, b, c = _Record(), _Record(), _Record(unloading=True)
+    book.adopt(["a", "b", "c"], [a, b, c])
+    lock = _Lock()
+    add_model, cold = _warm_add(book, lock)
+    add_model("a")  # the common case: a live shared record
+    assert (book.order(), a.hits, cold) == (["b", "c", "a"], 1, [])
+    assert lock.calls == [("acquire", False, -1), ("release",)]
+    add_model("x", pin=True, extra=1)  # the alias resolves; a miss is a cold add
+    add_model("c")  # a record being torn down: cold, unchanged
+    add_model("q", None, "b", pin=True)  # the alias is what is used, and pinned
+    assert cold == [
+        ("x", None, None, True, {"extra": 1}, False),  # the lock released first
+        ("c", None, None, False, {}, False),
+    ]
+    assert (book.order(), b.hits, book.pins) == (["c", "a", "b"], 1, {"b"})
+    book.choose("a", "x")  # an id in transition: warm_use's general steps
+    add_model("a", "key")
+    assert (book.state("a"), book.order()[-1], a.hits) == (IdState.COMMITTED, "a", 2)
+    book.choose("b", "x")
+    book.start_unload("b")
+    add_model("b")  # a committed victim: never a warm hit
+    assert cold[-1] == ("b", None, None, False, {}, False)
+    assert (book.state("b"), b.hits) == (IdState.UNLOADING, 1)
+    assert lock.calls.count(("release",)) == lock.calls.count(("acquire", False, -1)) == 6
+
+
+def test_warm_add_asks_the_inner_layer_when_records_are_not_shared() -> None:
+    book = CacheBook()
+    book.adopt(["a", "b"], [_Record(unloading=True)] * 2)  # as the cache's placeholders
+    asked: list[str] = []
+
+    def inner_hit(resolved_id: str) -> bool:
+        asked.append(resolved_id)
+        return resolved_id == "a"
+
+    add_model, cold = _warm_add(book, _Lock(), inner_hit)
+    add_model("a")
+    add_model("b")
+    assert (asked, book.order(), [call[0] for call in cold]) == (["a", "b"], ["b", "a"], ["b"])
+
+
+def test_warm_add_leaves_unusual_arguments_and_timeouts_to_their_owners() -> None:
+    book = CacheBook()
+    record = _Record()
+    book.adopt(["a"], [record])
+    lock = _Lock()
+    add_model, cold = _warm_add(book, lock)
+
+    class Name(str):
+        pass
+
+    for args, kwargs in [
+        ((5,), {}),
+        ((Name("a"),), {}),
+        (("a", 7), {}),
+        (("", "k", "a"), {}),  # an alias never excuses an empty id
+        (("a", None, ""), {}),
+        (("a", None, 3), {}),
+        (("a",), {"pin": 1}),
+    ]:
+        add_model(*args, **kwargs)
+    assert (len(cold), lock.calls, record.hits) == (7, [], 0)
+    busy = _Lock(free=False)
+    add_model, cold = _warm_add(book, busy)
+    with pytest.raises(_TimedOut):
+        add_model("a")
+    assert (busy.calls, cold, record.hits) == (
+        [("acquire", False, -1), ("acquire", True, 2.5)],
+        [],
+        0,
+    )

@@ -10,6 +10,8 @@ a manager subclass signals when that thread has fallen back to the lifecycle.
 
 from __future__ import annotations
 
+import functools
+import sys
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -397,6 +399,7 @@ def test_a_cache_overriding_a_warm_step_gets_the_full_protocol(registry: FakeReg
             return super()._warm_hit(resolved_id, request)
 
     stack = Recording(ModelManager(registry), max_size=2)
+    assert "add_model" not in vars(stack)  # no warm add stands in for the class's
     stack.add_model("a")
     stack.add_model("a")
     assert Recording.seen == ["a", "a"]
@@ -456,3 +459,59 @@ def test_lease_context_is_single_use(registry: FakeRegistry) -> None:
     with pytest.raises(ValueError, match="boom"), manager.lease("a"):
         raise ValueError("boom")
     assert manager.lease_counts() == {}
+
+
+def _python_calls(call: Callable[[], object]) -> list[str]:
+    """The Python functions ``call`` runs, in order (``sys.setprofile``'s "call" events)."""
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"api_key": "k"}, {"pin": True}, {"model_id_alias": "a", "model_id": "x"}]
+)
+def test_a_warm_add_is_one_python_call(registry: FakeRegistry, kwargs: dict[str, Any]) -> None:
+    """What every request pays: the book's warm add (CacheBook.warm_add) and nothing else."""
+    cache = _cache(ModelManager(registry))
+    cache.add_model("a")
+    call = functools.partial(cache.add_model, **{"model_id": "a", **kwargs})
+    assert _python_calls(call) == ["CacheBook.warm_add.<locals>.add_model"]
+    assert (cache.statistics().hits, cache.pinned()) == (
+        1,
+        frozenset({"a"} if kwargs.get("pin") else ()),
+    )
+
+
+def test_a_subclass_add_model_keeps_the_warm_path_through_super(registry: FakeRegistry) -> None:
+    """An add_model override sees every add, and its super() call is still a warm add."""
+
+    class Logging(WithFixedSizeCache):
+        adds: ClassVar[list[str]] = []
+
+        def add_model(self, model_id: str, *args: Any, **kwargs: Any) -> None:
+            Logging.adds.append(model_id)
+            super().add_model(model_id, *args, **kwargs)
+
+    stack = Logging(ModelManager(registry), max_size=2)
+    stack.add_model("a")
+    calls = _python_calls(functools.partial(stack.add_model, "a", pin=True))
+    assert calls == [
+        "test_a_subclass_add_model_keeps_the_warm_path_through_super.<locals>.Logging.add_model",
+        "WithFixedSizeCache.add_model",
+        "CacheBook.warm_add.<locals>.add_model",
+    ]
+    assert (Logging.adds, stack.statistics().hits, stack.pinned()) == (
+        ["a", "a"],
+        1,
+        frozenset("a"),
+    )

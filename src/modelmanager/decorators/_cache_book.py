@@ -6,7 +6,10 @@ transition is a few dict or ``OrderedDict`` operations, O(1), and the owner
 thirty-line ``LRUCache`` over an ``OrderedDict``, locking kept outside): the
 state machine can be tested alone, sequentially, against a plain model
 (``tests/core/test_cache_book.py``), and the concurrency protocol around it
-only decides *when* a transition happens.
+only decides *when* a transition happens. The one exception is the warm
+add (:meth:`CacheBook.warm_add`): the book makes the owner's ``add_model``
+as one function that takes the owner's lock itself, because a warm add is
+what every request pays and a second call would cost a fifth of it.
 
 The per-id state machine (:class:`IdState`; ``docs/cache-design.md``)::
 
@@ -51,9 +54,36 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-__all__ = ["BookError", "CacheBook", "IdState"]
+__all__ = ["AddModel", "BookError", "CacheBook", "ColdAdd", "IdState", "WarmLock"]
+
+
+class WarmLock(Protocol):
+    """What :meth:`CacheBook.warm_add` takes of the owner's lock (a ``threading.Lock``)."""
+
+    def acquire(self, blocking: bool = ..., timeout: float = ...) -> bool: ...
+
+    def release(self) -> None: ...
+
+
+class AddModel(Protocol):
+    """``WithFixedSizeCache.add_model``'s signature, without ``self``."""
+
+    def __call__(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        model_id_alias: str | None = None,
+        *,
+        pin: bool = False,
+        **load_kwargs: Any,
+    ) -> None: ...
+
+
+ColdAdd = Callable[[str, "str | None", "str | None", bool, "dict[str, Any]"], None]
+"""The owner's add past the warm path: ``(model_id, api_key, model_id_alias, pin,
+load_kwargs)``, the full argument checks and protocol (:meth:`CacheBook.warm_add`)."""
 
 
 class BookError(AssertionError):
@@ -299,7 +329,7 @@ class CacheBook:
     def warm_use(
         self, resolved_id: str, pin: bool, inner_hit: Callable[[str], bool] | None
     ) -> bool:
-        """A warm add (the cache's warm path, its lock held), or False, nothing changed.
+        """A warm add (the owner's lock held), or False, nothing changed.
 
         A listed id that is not UNLOADING and that the inner layer answers as
         a warm hit moves to the most-recent end, a chosen victim is rescued
@@ -329,6 +359,76 @@ class CacheBook:
         if pin:
             self.pins.add(resolved_id)
         return True
+
+    def warm_add(
+        self,
+        lock: WarmLock,
+        lock_timeout: float,
+        lock_timed_out: Callable[[], object],
+        inner_hit: Callable[[str], bool] | None,
+        cold_add: ColdAdd,
+    ) -> AddModel:
+        """The owner's ``add_model``: :meth:`warm_use` in one call, else ``cold_add``.
+
+        The function returned takes ``add_model``'s arguments. With plainly
+        valid ones it takes ``lock`` (a try without waiting, then a wait of at
+        most ``lock_timeout`` seconds; ``lock_timed_out()`` raises when that
+        expires) and, under it, makes the warm add of :meth:`warm_use` for the
+        resolved id (the alias, if any). Anything else (a miss, or arguments
+        only the full checks judge) calls ``cold_add(model_id, api_key,
+        model_id_alias, pin, load_kwargs)`` with the lock released, nothing
+        changed here.
+
+        Why a function made by the book: the warm add is what every request
+        of a server pays, and each Python call costs a fifth of it. The common
+        case (no id in transition, the inner manager's records shared) is
+        :meth:`warm_use` written out in the function, so a warm add is one
+        call, while the book's state is still touched by the book's code
+        alone; any other case calls :meth:`warm_use` (as bound when made).
+        ``benchmarks/bench_instructions.py`` counts what it costs.
+        """
+        lru, marks, pins, warm_use = self.lru, self.marks, self.pins, self.warm_use
+        acquire, release = lock.acquire, lock.release
+        shared = inner_hit is None
+
+        def add_model(
+            model_id: str,
+            api_key: str | None = None,
+            model_id_alias: str | None = None,
+            *,
+            pin: bool = False,
+            **load_kwargs: Any,
+        ) -> None:
+            if (
+                type(model_id) is str
+                and (api_key is None or type(api_key) is str)
+                and (
+                    model_id_alias is None
+                    or (type(model_id_alias) is str and model_id_alias and model_id)
+                )
+                and (pin is False or pin is True)
+            ):
+                # An empty model_id (alias None: an alias needs a non-empty id)
+                # is never listed, as every listed id was checked: it misses.
+                resolved_id = model_id if model_id_alias is None else model_id_alias
+                if not acquire(False) and not acquire(True, lock_timeout):
+                    lock_timed_out()
+                try:
+                    if shared and not marks:  # the common case: warm_use written out
+                        record = lru.get(resolved_id)
+                        if record is not None and not record.unloading:
+                            record.hits += 1
+                            lru.move_to_end(resolved_id)
+                            if pin:
+                                pins.add(resolved_id)
+                            return
+                    elif warm_use(resolved_id, pin, inner_hit):
+                        return
+                finally:
+                    release()
+            cold_add(model_id, api_key, model_id_alias, pin, load_kwargs)
+
+        return add_model
 
     def choose(self, resolved_id: str, requester: str | None, batch: object = None) -> None:
         """COMMITTED -> EVICTING (or REMOVING gains a choice), by ``requester``'s add,

@@ -56,8 +56,13 @@ may use the book, its lock and its condition,
   steps, listed in their modules (an admission's waits, its choice of
   victims, its memory rounds and probe calls).
 
-The warm path of ``add_model`` (written once, in ``add_model``, one call of
-:meth:`CacheBook.warm_use` under the lock) is used only while a subclass
+The warm path of ``add_model`` is written once, by the book:
+:meth:`CacheBook.warm_add` makes one function that checks the arguments,
+takes the lock and does the warm add, or calls the full protocol
+(``_cold_add``). A cache whose class keeps ``add_model`` answers
+``cache.add_model`` with that function itself (set on the instance: one call
+per warm add, not two); the class's ``add_model``, reached through
+``super()``, calls it. It is used only while a subclass
 keeps ``_add``, ``_warm_hit`` and ``_load``, and the inner layer's
 :meth:`inner_link` offers a warm step: a :class:`~modelmanager.link.WarmView`
 (a ``ModelManager`` directly beneath) or a ``warm_hit`` (a manager under
@@ -480,7 +485,6 @@ class WithFixedSizeCache(ModelManagerDecorator):
             lambda: bool(getattr(self._held, "leases", None)),
         )
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
-        self._warm_use = self._book.warm_use  # the warm path's one book step, bound once
         # The inner lease's steps (LeaseSteps), or None: wrap the inner lease.
         steps = self._lease_steps = link.lease_steps
         self._take_lease: Callable[[str], Model] = steps.take if steps else _no_lease_step
@@ -490,9 +494,22 @@ class WithFixedSizeCache(ModelManagerDecorator):
         )
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
-        self._records, self._inner_warm_hit, self._warm_on = _warm_steps(
-            link, self._lru_lock, type(self)
+        self._records, inner_warm_hit, warm_on = _warm_steps(link, self._lru_lock, type(self))
+        # The warm add (module doc): one function, made by the book, answers
+        # this instance's add_model unless the class overrides add_model.
+        self._warm_add = (
+            self._book.warm_add(
+                self._lru_lock,
+                self._queue_lock_timeout,
+                self._lru_lock_timed_out,
+                inner_warm_hit,
+                self._cold_add,
+            )
+            if warm_on
+            else None
         )
+        if self._warm_add is not None and _keeps(type(self), "add_model"):
+            vars(self)["add_model"] = self._warm_add
         records = self._records
         self._book.adopt(
             adopted,
@@ -559,37 +576,23 @@ class WithFixedSizeCache(ModelManagerDecorator):
         failed eviction (I6), or :class:`LockTimeout`; a failed add leaves no
         LRU entry, slot or pin behind (I10).
         """
-        if not (
-            type(model_id) is str
-            and (api_key is None or type(api_key) is str)
-            and (
-                model_id_alias is None
-                or (type(model_id_alias) is str and model_id_alias and model_id)
-            )
-            and (pin is False or pin is True)
-        ):
-            # Only unusual arguments pay for the full checks (documented errors).
-            _check_add_arguments(model_id, api_key, model_id_alias, pin)
-        if self._warm_on:
-            # The warm path (its only copy; module doc): under the book's lock
-            # alone, a listed id that is no committed victim and that the inner
-            # layer answers as a warm hit without waiting is used, rescued if
-            # chosen, and pinned if asked; otherwise the full protocol.
-            resolved_id = model_id if model_id_alias is None else model_id_alias
-            lock = self._lru_lock
-            # A non-blocking try first: cheaper than a timed acquire when free.
-            if not lock.acquire(False) and not lock.acquire(True, self._queue_lock_timeout):
-                self._lru_lock_timed_out()
-            try:
-                # An empty model_id (alias None: an alias needs a non-empty id,
-                # checked above) is never listed, as every listed id was checked,
-                # so its warm lookup misses; it is refused below, nothing changed.
-                if self._warm_use(resolved_id, pin, self._inner_warm_hit):
-                    return
-            finally:
-                lock.release()
-        if not model_id:
-            check_model_id(model_id)  # the empty id: the documented error
+        warm_add = self._warm_add
+        if warm_add is not None:  # reached through super() from a subclass's add_model
+            warm_add(model_id, api_key, model_id_alias, pin=pin, **load_kwargs)
+        else:
+            self._cold_add(model_id, api_key, model_id_alias, pin, load_kwargs)
+
+    def _cold_add(
+        self,
+        model_id: str,
+        api_key: str | None,
+        model_id_alias: str | None,
+        pin: bool,
+        load_kwargs: dict[str, Any],
+    ) -> None:
+        """``add_model`` past the warm path: the documented argument errors, then
+        the full protocol (:meth:`_add`)."""
+        _check_add_arguments(model_id, api_key, model_id_alias, pin)
         self._add(_AddRequest(model_id, api_key, model_id_alias, pin, load_kwargs), None)
 
     def acquire(
