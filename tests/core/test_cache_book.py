@@ -579,3 +579,18 @@ def test_warm_add_leaves_unusual_arguments_and_timeouts_to_their_owners() -> Non
         [],
         0,
     )
+
+
+def test_warm_add_uses_the_containers_in_place_at_each_call() -> None:
+    """A container swapped after warm_add was made (lockstep's watched copies) is the one used."""
+    book = CacheBook()
+    a, b = _Record(), _Record()
+    book.adopt(["a", "b"], [a, b])
+    add_model, cold = _warm_add(book, _Lock())
+    book.lru, book.pins = OrderedDict(book.lru), set()
+    add_model("a", pin=True)
+    assert (list(book.lru), book.pins, cold) == (["b", "a"], {"a"}, [])
+    book.marks = dict(book.marks)
+    book.choose("b", "x")
+    add_model("b")  # the new marks say "in transition": the general steps rescue it
+    assert (book.state("b"), list(book.lru)) == (IdState.COMMITTED, ["a", "b"])

@@ -387,7 +387,10 @@ class CacheBook:
         alone; any other case calls :meth:`warm_use` (as bound when made).
         ``benchmarks/bench_instructions.py`` counts what it costs.
         """
-        lru, marks, pins, warm_use = self.lru, self.marks, self.pins, self.warm_use
+        # The book's containers are read at each call, never captured: whoever
+        # swaps one (lockstep's race detector puts a watched copy in its place)
+        # must see the warm add use the one in place.
+        book, warm_use = self, self.warm_use
         acquire, release = lock.acquire, lock.release
         shared = inner_hit is None
 
@@ -414,13 +417,14 @@ class CacheBook:
                 if not acquire(False) and not acquire(True, lock_timeout):
                     lock_timed_out()
                 try:
-                    if shared and not marks:  # the common case: warm_use written out
+                    if shared and not book.marks:  # the common case: warm_use written out
+                        lru = book.lru
                         record = lru.get(resolved_id)
                         if record is not None and not record.unloading:
                             record.hits += 1
                             lru.move_to_end(resolved_id)
                             if pin:
-                                pins.add(resolved_id)
+                                book.pins.add(resolved_id)
                             return
                     elif warm_use(resolved_id, pin, inner_hit):
                         return

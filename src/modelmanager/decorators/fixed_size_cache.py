@@ -509,7 +509,9 @@ class WithFixedSizeCache(ModelManagerDecorator):
             else None
         )
         if self._warm_add is not None and _keeps(type(self), "add_model"):
-            vars(self)["add_model"] = self._warm_add
+            # setattr, not vars(self)[...]: on CPython 3.11 materialising the
+            # instance __dict__ slows every later attribute read of the cache.
+            setattr(self, "add_model", self._warm_add)  # noqa: B010
         records = self._records
         self._book.adopt(
             adopted,
