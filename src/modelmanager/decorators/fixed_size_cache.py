@@ -279,20 +279,20 @@ def _warm_steps(
 class _CacheLease:
     """The context manager :meth:`WithFixedSizeCache.lease` returns (one use).
 
-    The inner layer's lease (its :class:`~modelmanager.link.LeaseSteps` when
-    its link offers them, else its ``lease``), plus what ending it means for
-    the cache: a thread that holds a lease is never made to wait for room
-    (no hold-and-wait), waiting adds are woken, and the cache is brought back
-    within its bounds.
+    The inner layer's lease, taken and given back through the cache's lease
+    steps (the inner link's :class:`~modelmanager.link.LeaseSteps`; see
+    :class:`_WrappedLease` for an inner layer that offers none), plus what
+    ending it means for the cache: a thread that holds a lease is never made
+    to wait for room (no hold-and-wait), waiting adds are woken, and the
+    cache is brought back within its bounds.
     """
 
-    __slots__ = ("_cache", "_held", "_inner", "_resolved_id", "_taken")
+    __slots__ = ("_cache", "_held", "_key", "_taken")
 
     # No ``__init__``: :meth:`WithFixedSizeCache.lease` fills the slots itself
     # (the stores cost less than an ``__init__`` frame on the warm path).
     _cache: WithFixedSizeCache
-    _inner: AbstractContextManager[Model] | None  # None: the inner layer's lease steps
-    _resolved_id: str
+    _key: Any  # what the cache's lease steps take: the resolved id (or the inner lease)
     _taken: bool
     _held: deque[None]  # the taking thread's leases, this one among them, once taken
 
@@ -300,8 +300,7 @@ class _CacheLease:
         if self._taken:
             raise RuntimeError("a lease cannot be entered twice")
         cache = self._cache
-        inner = self._inner
-        model = inner.__enter__() if inner is not None else cache._take_lease(self._resolved_id)
+        model = cache._take_lease(self._key)
         self._taken = True
         if cache._counts_leases:  # on_full="wait": the taking thread's leases
             try:
@@ -323,11 +322,7 @@ class _CacheLease:
         self._taken = False
         cache = self._cache
         try:
-            inner = self._inner
-            if inner is not None:
-                inner.__exit__(exc_type, exc, traceback)
-            else:
-                cache._give_back_lease(self._resolved_id)
+            cache._give_back_lease(self._key)
         finally:
             # Wake adds waiting for room, then restore the bounds (one lock-free
             # read each in the common case: the lease path's whole extra cost).
@@ -345,9 +340,38 @@ class _CacheLease:
                 admission.restore_over(None)
 
 
-def _no_lease_step(resolved_id: str) -> Any:
-    """Stands in for the inner lease steps where the link offers none (never called)."""
-    raise AssertionError(f"no lease steps for {resolved_id!r}")
+class _WrappedLease(_CacheLease):
+    """A cache lease over an inner layer whose link offers no lease steps.
+
+    Its key is the inner layer's own lease (``lease(model_id)``, made when
+    this one is): the cache's steps enter it (:func:`_enter_inner`) and give
+    nothing back themselves (:func:`_no_give_back`), since its exit, which
+    takes the block's exception, runs here before the cache's end of a lease.
+    """
+
+    __slots__ = ()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if not self._taken:
+            return
+        try:
+            self._key.__exit__(exc_type, exc, traceback)
+        finally:
+            super().__exit__(exc_type, exc, traceback)
+
+
+def _enter_inner(inner: AbstractContextManager[Model]) -> Model:
+    """The take step of a :class:`_WrappedLease`: enter the inner layer's lease."""
+    return inner.__enter__()
+
+
+def _no_give_back(inner: AbstractContextManager[Model]) -> None:
+    """The give-back step of a :class:`_WrappedLease` (its ``__exit__`` exits the inner lease)."""
 
 
 def _check_add_arguments(
@@ -487,8 +511,8 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
         # The inner lease's steps (LeaseSteps), or None: wrap the inner lease.
         steps = self._lease_steps = link.lease_steps
-        self._take_lease: Callable[[str], Model] = steps.take if steps else _no_lease_step
-        self._give_back_lease: Callable[[str], None] = steps.give_back if steps else _no_lease_step
+        self._take_lease: Callable[[Any], Model] = steps.take if steps else _enter_inner
+        self._give_back_lease: Callable[[Any], None] = steps.give_back if steps else _no_give_back
         self._own_restore = _keeps(type(self), "_restore") and _keeps(
             type(self._admission), "restore", AdmissionControl
         )
@@ -618,10 +642,13 @@ class WithFixedSizeCache(ModelManagerDecorator):
         """
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
-        lease = _CacheLease()  # no __init__ frame (see _CacheLease)
+        if self._lease_steps is None:
+            lease: _CacheLease = _WrappedLease()
+            lease._key = self._manager.lease(model_id)
+        else:
+            lease = _CacheLease()  # no __init__ frame (see _CacheLease)
+            lease._key = model_id
         lease._cache = self
-        lease._resolved_id = model_id
-        lease._inner = None if self._lease_steps else self._manager.lease(model_id)
         lease._taken = False
         return lease
 
