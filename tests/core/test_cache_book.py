@@ -594,3 +594,22 @@ def test_warm_add_uses_the_containers_in_place_at_each_call() -> None:
     book.choose("b", "x")
     add_model("b")  # the new marks say "in transition": the general steps rescue it
     assert (book.state("b"), list(book.lru)) == (IdState.COMMITTED, ["a", "b"])
+
+
+def test_warm_add_calls_a_subclass_warm_use_every_time() -> None:
+    """The common case written out in warm_add stands in for CacheBook.warm_use only."""
+
+    class Seeing(CacheBook):
+        seen: list[str]
+
+        def warm_use(self, resolved_id: str, pin: bool, inner_hit: Any) -> bool:
+            self.seen.append(resolved_id)
+            return super().warm_use(resolved_id, pin, inner_hit)
+
+    book = Seeing()
+    book.seen = []
+    book.adopt(["a", "b"], [_Record(), _Record()])
+    add_model, cold = _warm_add(book, _Lock())
+    add_model("a")
+    add_model("b", pin=True)
+    assert (book.seen, book.order(), book.pins, cold) == (["a", "b"], ["a", "b"], {"b"}, [])

@@ -384,7 +384,8 @@ class CacheBook:
         case (no id in transition, the inner manager's records shared) is
         :meth:`warm_use` written out in the function, so a warm add is one
         call, while the book's state is still touched by the book's code
-        alone; any other case calls :meth:`warm_use` (as bound when made).
+        alone; any other case, and every case where a subclass overrides
+        :meth:`warm_use`, calls :meth:`warm_use` (as bound when made).
         ``benchmarks/bench_instructions.py`` counts what it costs.
         """
         # The book's containers are read at each call, never captured: whoever
@@ -392,7 +393,9 @@ class CacheBook:
         # must see the warm add use the one in place.
         book, warm_use = self, self.warm_use
         acquire, release = lock.acquire, lock.release
-        shared = inner_hit is None
+        # warm_use written out below: its common case with shared records,
+        # unless a subclass overrides warm_use (then every warm add calls it).
+        written_out = inner_hit is None and type(self).warm_use is CacheBook.warm_use
 
         def add_model(
             model_id: str,
@@ -417,7 +420,7 @@ class CacheBook:
                 if not acquire(False) and not acquire(True, lock_timeout):
                     lock_timed_out()
                 try:
-                    if shared and not book.marks:  # the common case: warm_use written out
+                    if written_out and not book.marks:  # the common case of warm_use
                         lru = book.lru
                         record = lru.get(resolved_id)
                         if record is not None and not record.unloading:
