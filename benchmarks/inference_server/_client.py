@@ -99,32 +99,6 @@ async def _client(
         results.append(ClientResult(op, status, error, time.perf_counter() - started))
 
 
-async def _run(  # noqa: PLR0917 - run_load's arguments, passed along
-    base_url: str,
-    clients: int,
-    ids: list[str],
-    seconds: float,
-    requests: int,
-    seed: int,
-    timeout: float,
-) -> tuple[list[ClientResult], float]:
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    results: list[ClientResult] = []
-    async with httpx.AsyncClient(
-        base_url=base_url, limits=limits, timeout=timeout, trust_env=False
-    ) as http:
-        started = time.perf_counter()
-        budget = _Budget(time.monotonic() + seconds, requests)
-        await asyncio.gather(
-            *(
-                _client(http, random.Random(seed * 1_000 + index), ids, budget, results)
-                for index in range(clients)
-            )
-        )
-        elapsed = time.perf_counter() - started
-    return results, elapsed
-
-
 def run_load(
     base_url: str,
     *,
@@ -145,4 +119,22 @@ def run_load(
         raise ValueError(f"clients must be >= 1, got {clients!r}")
     if seconds <= 0 or requests < 1:
         raise ValueError(f"seconds must be > 0 and requests >= 1, got {seconds!r}, {requests!r}")
-    return asyncio.run(_run(base_url, clients, ids, seconds, requests, seed, timeout))
+
+    async def load() -> tuple[list[ClientResult], float]:
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        results: list[ClientResult] = []
+        async with httpx.AsyncClient(
+            base_url=base_url, limits=limits, timeout=timeout, trust_env=False
+        ) as http:
+            started = time.perf_counter()
+            budget = _Budget(time.monotonic() + seconds, requests)
+            await asyncio.gather(
+                *(
+                    _client(http, random.Random(seed * 1_000 + index), ids, budget, results)
+                    for index in range(clients)
+                )
+            )
+            elapsed = time.perf_counter() - started
+        return results, elapsed
+
+    return asyncio.run(load())

@@ -195,14 +195,11 @@ class FakeRegistry:
         self._costs = costs
         self._response = response
 
-    def get_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        countinference: bool | None = None,
-        service_secret: str | None = None,
-    ) -> Any:
-        """The "model class" of ``model_id``: a constructor that sleeps up to ``construct_ms``."""
+    def get_model(self, model_id: str, api_key: str | None = None, **_: Any) -> Any:
+        """The "model class" of ``model_id``: a constructor that sleeps up to ``construct_ms``.
+
+        Upstream passes its usage flags (``countinference``, ``service_secret``) by
+        keyword; the fakes count no usage, so they are taken and ignored."""
         recorder, costs, response = self._recorder, self._costs, self._response
 
         def model_class(model_id: str, api_key: str | None = None, **_: Any) -> FakeModel:

@@ -201,14 +201,8 @@ def test_show_html_starts_with_the_scenario(tmp_path: Path) -> None:
 class _Broken(own_manager.SerialManager):
     """A manager whose add_model raises an error of its own after loading."""
 
-    def add_model(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        **load_kwargs: Any,
-    ) -> None:
-        super().add_model(model_id, api_key, model_id_alias, **load_kwargs)
+    def add_model(self, model_id: str, *args: Any, **kwargs: Any) -> None:
+        super().add_model(model_id, *args, **kwargs)
         _check_invariant_of_my_own(model_id)
 
 

@@ -130,40 +130,41 @@ def _note_model_id(resolved_id: str) -> None:
 
 
 @attrs.frozen
-class _Extra:
-    """The upstream ``add_model`` arguments after ``endpoint_type``, passed along as one."""
+class _AddCall:
+    """One upstream ``add_model`` call's arguments, passed along as one.
 
+    Every layer's ``add_model`` is `ModelManager.add_model` (upstream's signature,
+    stated once); what a layer does with the call is its ``_add_call``.
+    """
+
+    model_id: str
+    api_key: str | None
+    model_id_alias: str | None
+    endpoint_type: Any
     countinference: bool | None
     service_secret: str | None
     required_capabilities: list[str] | None
     output_type: str
 
 
-def _add(  # noqa: PLR0917 - upstream's arguments, passed along
-    core: Any,
-    owner: Any,
-    auth_module: Any,
-    model_id: str,
-    api_key: str | None,
-    model_id_alias: str | None,
-    endpoint_type: Any,
-    extra: _Extra,
-) -> None:
+def _add(core: Any, owner: Any, auth_module: Any, call: _AddCall) -> None:
     """One upstream ``add_model`` call: authorised with ``auth_module``'s settings and
     checker, its request metadata recorded on ``owner`` (the manager that answers
     requests), then loaded (or hit) through the core layer ``core``."""
+    model_id, model_id_alias = call.model_id, call.model_id_alias
+    endpoint_type = call.endpoint_type
     if endpoint_type is None:
         endpoint_type = upstream_base.ModelEndpointType.ORT
     _authorize(
         auth_module,
         model_id,
-        api_key,
+        call.api_key,
         endpoint_type=endpoint_type,
-        countinference=extra.countinference,
-        service_secret=extra.service_secret,
+        countinference=call.countinference,
+        service_secret=call.service_secret,
     )
     registry_id = model_id if model_id_alias is None else model_id_alias
-    resolved_id = _cache_key(registry_id, extra.required_capabilities, extra.output_type)
+    resolved_id = _cache_key(registry_id, call.required_capabilities, call.output_type)
     _note_model_id(resolved_id)
     owner.record_request_metadata(
         model_id=resolved_id, original_model_id=model_id, model_id_alias=model_id_alias
@@ -171,14 +172,14 @@ def _add(  # noqa: PLR0917 - upstream's arguments, passed along
     load = _LoadArgs(
         registry_id,
         model_id_alias,
-        extra.countinference,
-        extra.service_secret,
-        extra.required_capabilities,
-        extra.output_type,
+        call.countinference,
+        call.service_secret,
+        call.required_capabilities,
+        call.output_type,
     )
     with _translated():
         core.add_model(
-            model_id, api_key, None if resolved_id == model_id else resolved_id, load=load
+            model_id, call.api_key, None if resolved_id == model_id else resolved_id, load=load
         )
 
 
@@ -415,17 +416,27 @@ class ModelManager(UPSTREAM_MANAGER):
         required_capabilities: list[str] | None = None,
         output_type: str = "feature_vector",
     ) -> None:
-        """Load ``model_id`` under its key unless it is loaded (upstream's contract)."""
-        _add(
-            self.core,
-            self,
-            upstream_base,
-            model_id,
-            api_key,
-            model_id_alias,
-            endpoint_type,
-            _Extra(countinference, service_secret, required_capabilities, output_type),
+        """Load ``model_id`` under its key unless it is loaded (upstream's contract).
+
+        Every layer of the drop-in answers with this method; its own part is its
+        ``_add_call``.
+        """
+        self._add_call(
+            _AddCall(
+                model_id,
+                api_key,
+                model_id_alias,
+                endpoint_type,
+                countinference,
+                service_secret,
+                required_capabilities,
+                output_type,
+            )
         )
+
+    def _add_call(self, call: _AddCall) -> None:
+        """The bare manager's add: authorised, recorded on this manager, loaded by its core."""
+        _add(self.core, self, upstream_base, call)
 
     def record_request_metadata(
         self,
@@ -728,22 +739,14 @@ class ModelManagerDecorator(UPSTREAM_DECORATOR, ModelManager):
     keys = ModelManager.keys
     models = ModelManager.models
     _get_model_reference = ModelManager._get_model_reference
+    # Upstream's signature, stated once (upstream's decorator comes first in the MRO).
+    add_model = ModelManager.add_model
 
     def describe_models(self) -> list[Any]:
         """The inner manager's descriptions."""
         return list(self.model_manager.describe_models())
 
-    def add_model(  # noqa: PLR0917 - upstream's signature, positional arguments included
-        self,
-        model_id: str,
-        api_key: str | None,
-        model_id_alias: str | None = None,
-        endpoint_type: Any = None,
-        countinference: bool | None = None,
-        service_secret: str | None = None,
-        required_capabilities: list[str] | None = None,
-        output_type: str = "feature_vector",
-    ) -> None:
+    def _add_call(self, call: _AddCall) -> None:
         """The inner manager's ``add_model`` (which answers a warm id itself, by its key).
 
         Upstream's decorator first tests ``model_id in self``, the canonical id
@@ -751,17 +754,17 @@ class ModelManagerDecorator(UPSTREAM_DECORATOR, ModelManager):
         loaded (B10); the inner layer's test is atomic with its load.
         """
         kwargs: dict[str, Any] = {}
-        if endpoint_type is not None:
-            kwargs["endpoint_type"] = endpoint_type
-        if required_capabilities:
-            kwargs["required_capabilities"] = required_capabilities
-            kwargs["output_type"] = output_type
+        if call.endpoint_type is not None:
+            kwargs["endpoint_type"] = call.endpoint_type
+        if call.required_capabilities:
+            kwargs["required_capabilities"] = call.required_capabilities
+            kwargs["output_type"] = call.output_type
         self.model_manager.add_model(
-            model_id,
-            api_key,
-            model_id_alias=model_id_alias,
-            countinference=countinference,
-            service_secret=service_secret,
+            call.model_id,
+            call.api_key,
+            model_id_alias=call.model_id_alias,
+            countinference=call.countinference,
+            service_secret=call.service_secret,
             **kwargs,
         )
 
@@ -813,39 +816,16 @@ class WithFixedSizeCache(ModelManagerDecorator):
         assert size is not None
         return int(size)
 
-    def add_model(  # noqa: PLR0917 - upstream's signature, positional arguments included
-        self,
-        model_id: str,
-        api_key: str | None,
-        model_id_alias: str | None = None,
-        endpoint_type: Any = None,
-        countinference: bool | None = None,
-        service_secret: str | None = None,
-        required_capabilities: list[str] | None = None,
-        output_type: str = "feature_vector",
-    ) -> None:
-        """Load (or hit) ``model_id`` and make it the most recently used; evicts for room."""
+    # The bare manager's remove, on the cache's core (upstream's decorator comes first in
+    # the MRO and would delegate to the inner manager).
+    remove = ModelManager.remove
+
+    def _add_call(self, call: _AddCall) -> None:
+        """Load (or hit) the model and make it the most recently used; evicts for room."""
         try:
-            _add(
-                self.core,
-                self.model_manager,
-                upstream_cache,
-                model_id,
-                api_key,
-                model_id_alias,
-                endpoint_type,
-                _Extra(countinference, service_secret, required_capabilities, output_type),
-            )
+            _add(self.core, self.model_manager, upstream_cache, call)
         finally:
             _reclaim(collect=True)
-
-    def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
-        """Unload ``model_id`` once no request runs it; unknown ids are a no-op."""
-        try:
-            with _translated():
-                self.core.remove(model_id, delete_from_disk=delete_from_disk)
-        finally:
-            _reclaim(collect=False)
 
     def clear(self) -> None:
         """Remove every model (``delete_from_disk=DISK_CACHE_CLEANUP``), trying each."""
