@@ -422,7 +422,10 @@ class CacheBook:
                 try:
                     if written_out and not book.marks:  # the common case of warm_use
                         lru = book.lru
-                        record = lru.get(resolved_id)
+                        try:
+                            record = lru[resolved_id]
+                        except KeyError:
+                            record = None
                         if record is not None and not record.unloading:
                             record.hits += 1
                             lru.move_to_end(resolved_id)
