@@ -67,18 +67,8 @@ class WarmLock(Protocol):
     def release(self) -> None: ...
 
 
-class AddModel(Protocol):
-    """``WithFixedSizeCache.add_model``'s signature, without ``self``."""
-
-    def __call__(
-        self,
-        model_id: str,
-        api_key: str | None = None,
-        model_id_alias: str | None = None,
-        *,
-        pin: bool = False,
-        **load_kwargs: Any,
-    ) -> None: ...
+AddModel = Callable[..., None]
+"""What :meth:`CacheBook.warm_add` makes: ``WithFixedSizeCache.add_model`` without ``self``."""
 
 
 ColdAdd = Callable[[str, "str | None", "str | None", bool, "dict[str, Any]"], None]

@@ -351,18 +351,13 @@ class _WrappedLease(_CacheLease):
 
     __slots__ = ()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: Any) -> None:  # (exc_type, exc, traceback)
         if not self._taken:
             return
         try:
-            self._key.__exit__(exc_type, exc, traceback)
+            self._key.__exit__(*exc_info)
         finally:
-            super().__exit__(exc_type, exc, traceback)
+            super().__exit__(*exc_info)
 
 
 def _enter_inner(inner: AbstractContextManager[Model]) -> Model:
