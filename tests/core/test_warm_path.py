@@ -485,7 +485,10 @@ def test_a_warm_add_is_one_python_call(registry: FakeRegistry, kwargs: dict[str,
     cache = _cache(ModelManager(registry))
     cache.add_model("a")
     call = functools.partial(cache.add_model, **{"model_id": "a", **kwargs})
-    assert _python_calls(call) == ["CacheBook.warm_add.<locals>.add_model"]
+    [only] = _python_calls(call)  # (by its name's parts: mutmut renames warm_add)
+    assert only.startswith("CacheBook.")
+    assert "warm_add" in only
+    assert only.endswith(".<locals>.add_model")
     assert (cache.statistics().hits, cache.pinned()) == (
         1,
         frozenset({"a"} if kwargs.get("pin") else ()),
@@ -505,11 +508,13 @@ def test_a_subclass_add_model_keeps_the_warm_path_through_super(registry: FakeRe
     stack = Logging(ModelManager(registry), max_size=2)
     stack.add_model("a")
     calls = _python_calls(functools.partial(stack.add_model, "a", pin=True))
-    assert calls == [
-        "test_a_subclass_add_model_keeps_the_warm_path_through_super.<locals>.Logging.add_model",
-        "WithFixedSizeCache.add_model",
-        "CacheBook.warm_add.<locals>.add_model",
-    ]
+    # The override, the class's add_model (mutmut adds its trampolines between),
+    # then the warm add, which calls nothing else.
+    assert calls[0].endswith("<locals>.Logging.add_model")
+    assert any(name.startswith("WithFixedSizeCache.") for name in calls[1:-1])
+    assert "warm_add" in calls[-1]
+    assert calls[-1].endswith(".<locals>.add_model")
+    assert not any("_add" in name and "add_model" not in name for name in calls)
     assert (Logging.adds, stack.statistics().hits, stack.pinned()) == (
         ["a", "a"],
         1,

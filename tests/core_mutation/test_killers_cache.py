@@ -30,6 +30,7 @@ from modelmanager import (
 from modelmanager.decorators._cache_admission import AdmissionControl
 from modelmanager.decorators._cache_book import BookError, CacheBook, IdState
 from modelmanager.decorators._cache_policy import CapacityPolicy
+from modelmanager.link import InnerLink, LayerLink
 from models_spec.adapter import CoreAdapter
 from models_spec.fakes import Script, ScriptedRegistry, ScriptedUnloadError
 
@@ -1377,8 +1378,9 @@ def test_ending_a_lease_restores_through_a_subclass_restore() -> None:
 def test_a_lease_whose_inner_end_raises_still_restores_the_bound() -> None:
     """The inner layer's lease end raises: the cache's own part of ending the lease
     still runs, so a cache admitted over its bound (every model leased by this thread)
-    comes back within it. Kills ``fixed_size_cache.xǁ_CacheLeaseǁ__exit____mutmut_5``
-    (the ``try/finally`` dropped: nothing restored)."""
+    comes back within it. Kills ``fixed_size_cache.xǁ_WrappedLeaseǁ__exit____mutmut_2``
+    (the ``try/finally`` dropped: nothing restored; before the wrapped lease had a class
+    of its own, ``xǁ_CacheLeaseǁ__exit____mutmut_5``)."""
 
     class FailingEnd(_LeaseRecordingLayer):
         def lease(self, model_id: str) -> Any:
@@ -1419,3 +1421,114 @@ def test_a_cache_takes_the_inner_managers_lease_steps_not_its_lease() -> None:
     with cache.lease("a"):
         pass
     assert wrapped == []
+
+
+def test_a_lease_whose_give_back_step_raises_still_restores_the_bound() -> None:
+    """The inner layer's give-back step (its ``LeaseSteps.give_back``) raises: the
+    cache's own end of the lease still runs, so a cache admitted over its bound comes
+    back within it. Kills ``fixed_size_cache.xǁ_CacheLeaseǁ__exit____mutmut_5`` (the
+    ``try/finally`` dropped: nothing restored)."""
+
+    class FailingGiveBack(ModelManager):
+        def inner_link(self) -> InnerLink:
+            link = super().inner_link()
+            assert isinstance(link, LayerLink)
+            assert link.lease_steps is not None
+            give_back = link.lease_steps.give_back
+
+            def failing(resolved_id: str) -> None:
+                give_back(resolved_id)
+                raise RuntimeError("the give-back step failed")
+
+            return link._replace(lease_steps=link.lease_steps._replace(give_back=failing))
+
+    cache = WithFixedSizeCache(FailingGiveBack(ScriptedRegistry()), max_size=1)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    lease.__enter__()
+    cache.add_model("b")  # every model leased by this thread: admitted over
+    assert len(cache.manager) == 2
+    with pytest.raises(RuntimeError, match="give-back step failed"):
+        lease.__exit__(None, None, None)
+    assert cache.lru_order() == ["b"]
+    assert len(cache.manager) == 1
+
+
+# ------------------------------------------------- add_model past the warm add
+
+
+class _RecordingModel:
+    def __init__(self, model_id: str, api_key: str | None, **load_kwargs: Any) -> None:
+        self.arguments = (model_id, api_key, load_kwargs)
+
+    def clear_cache(self, delete_from_disk: bool = True) -> None:
+        """Nothing to free."""
+
+
+class _RecordingRegistry:
+    """Builds models that keep the arguments they were constructed with."""
+
+    def __init__(self) -> None:
+        self.built: list[_RecordingModel] = []
+
+    def get_model(self, model_id: str) -> Callable[..., _RecordingModel]:
+        def factory(*, model_id: str, api_key: str | None = None, **kwargs: Any) -> Any:
+            model = _RecordingModel(model_id, api_key, **kwargs)
+            self.built.append(model)
+            return model
+
+        return factory
+
+
+class _ForwardingAdd(WithFixedSizeCache):
+    """An ``add_model`` override that passes every argument on through ``super()``."""
+
+    def add_model(self, model_id: str, *args: Any, **kwargs: Any) -> None:
+        super().add_model(model_id, *args, **kwargs)
+
+
+class _ForwardingAddOffTheWarmPath(_ForwardingAdd):
+    """The same, with the warm hit overridden too: no warm add (``_FAST_ADD_STEPS``)."""
+
+    def _warm_hit(self, resolved_id: str, request: Any) -> bool:
+        return super()._warm_hit(resolved_id, request)
+
+
+@pytest.mark.parametrize("cls", [_ForwardingAdd, _ForwardingAddOffTheWarmPath])
+def test_add_model_through_super_passes_every_argument_on(cls: type[WithFixedSizeCache]) -> None:
+    """The class's ``add_model`` (reached through ``super()``) hands the id, the api
+    key, the alias, the pin and the load kwargs on, to the warm add when there is one
+    and to the full protocol otherwise. Kills ``fixed_size_cache.xǁWithFixedSizeCacheǁ
+    add_model__mutmut_4..12`` (an argument dropped, shifted or replaced in the warm
+    add's call) and ``__mutmut_14``, ``__mutmut_15`` (the same in the cold add's)."""
+    registry = _RecordingRegistry()
+    cache = cls(ModelManager(registry), max_size=2)
+    cache.add_model("m", "key", "alias", pin=True, colour="red")
+    [model] = registry.built
+    assert model.arguments == ("m", "key", {"colour": "red"})
+    assert (cache.keys(), cache.pinned()) == (["alias"], frozenset({"alias"}))
+    cache.add_model("m", "key", "alias", pin=False)  # a hit
+    assert (len(registry.built), cache.statistics().hits) == (1, 1)
+
+
+class _LenientInner(ModelManagerDecorator):
+    """An inner layer that checks nothing and records the adds it is asked for."""
+
+    def __init__(self, manager: Any) -> None:
+        super().__init__(manager)
+        self.asked: list[tuple[Any, ...]] = []
+
+    def add_model(self, *args: Any, **kwargs: Any) -> None:
+        self.asked.append(args)
+
+
+def test_a_cold_add_checks_the_api_key_before_the_inner_layer_is_asked() -> None:
+    """An api key of the wrong type is refused by the cache itself (the documented
+    error, nothing asked of the inner layer, no state changed), whatever the inner layer
+    checks. Kills ``fixed_size_cache.xǁWithFixedSizeCacheǁ_cold_add__mutmut_2`` (the
+    api key left unchecked)."""
+    inner = _LenientInner(ModelManager(ScriptedRegistry()))
+    cache = WithFixedSizeCache(inner, max_size=2)
+    with pytest.raises(InvalidArgumentType, match="api_key"):
+        cache.add_model("a", 5)  # type: ignore[arg-type]
+    assert (inner.asked, cache.lru_order()) == ([], [])

@@ -80,10 +80,6 @@ DESELECTED = (
     # Reads the consumers' source and the core's methods' source (under mutmut, the
     # generated trampolines): the API's shape, not behaviour.
     "tests/core/test_extension_points.py",
-    # Count the Python calls of a warm add by their qualified names: under mutmut
-    # every function is a trampoline plus a renamed mutant. Not a behaviour test.
-    "tests/core/test_warm_path.py::test_a_warm_add_is_one_python_call",
-    "tests/core/test_warm_path.py::test_a_subclass_add_model_keeps_the_warm_path_through_super",
 )
 """Tests left out of the mutation run (each with the reason next to it)."""
 
