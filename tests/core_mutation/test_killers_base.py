@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from modelmanager import ModelManager, ModelManagerDecorator
+from modelmanager import ModelManager, ModelManagerDecorator, WithFixedSizeCache
+from modelmanager.decorators.base import _OptionalMethod
 from models_spec.fakes import FakeModel, ScriptedRegistry
 
 
@@ -33,3 +34,22 @@ def test_a_decorators_add_model_forwards_the_api_key() -> None:
     stack.add_model("a", "key")
     with stack.lease("a") as leased:
         assert cast(FakeModel, leased).api_key == "key"
+
+
+class _Delegating(ModelManagerDecorator):
+    """A decorator whose ``lru_order`` descriptor is made after ``base`` was imported."""
+
+    lru_order = _OptionalMethod("lru_order")
+
+
+def test_an_optional_method_made_later_delegates_by_its_own_name() -> None:
+    """An ``_OptionalMethod`` reads the inner layer's method of the name it was made with.
+
+    Kills ``_OptionalMethod.__init__`` storing None for the name (every
+    optional method then fails with TypeError). The base's own descriptors
+    are made when ``base`` is imported, before a mutant is switched on, so
+    only a descriptor made by a test shows it.
+    """
+    stack = _Delegating(WithFixedSizeCache(ModelManager(ScriptedRegistry()), max_size=2))
+    stack.add_model("a")
+    assert stack.lru_order() == ["a"]
