@@ -36,20 +36,19 @@ def test_a_decorators_add_model_forwards_the_api_key() -> None:
         assert cast(FakeModel, leased).api_key == "key"
 
 
-class _Delegating(ModelManagerDecorator):
-    """A decorator whose ``lru_order`` descriptor is made after ``base`` was imported."""
-
-    lru_order = _OptionalMethod("lru_order")
-
 
 def test_an_optional_method_made_later_delegates_by_its_own_name() -> None:
     """An ``_OptionalMethod`` reads the inner layer's method of the name it was made with.
 
     Kills ``_OptionalMethod.__init__`` storing None for the name (every
     optional method then fails with TypeError). The base's own descriptors
-    are made when ``base`` is imported, before a mutant is switched on, so
-    only a descriptor made by a test shows it.
+    are made when ``base`` is imported, before a mutant is switched on, and so
+    would be a test module's class: the descriptor is made inside the test.
     """
-    stack = _Delegating(WithFixedSizeCache(ModelManager(ScriptedRegistry()), max_size=2))
+
+    class Delegating(ModelManagerDecorator):
+        lru_order = _OptionalMethod("lru_order")
+
+    stack = Delegating(WithFixedSizeCache(ModelManager(ScriptedRegistry()), max_size=2))
     stack.add_model("a")
     assert stack.lru_order() == ["a"]
