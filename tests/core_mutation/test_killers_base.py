@@ -36,7 +36,6 @@ def test_a_decorators_add_model_forwards_the_api_key() -> None:
         assert cast(FakeModel, leased).api_key == "key"
 
 
-
 def test_an_optional_method_made_later_delegates_by_its_own_name() -> None:
     """An ``_OptionalMethod`` reads the inner layer's method of the name it was made with.
 
