@@ -78,17 +78,27 @@ def _matching(mutants_dir: Path, patterns: list[str]) -> list[tuple[Path, str, i
 
 
 def _work(
-    mutants_dir: Path, patterns: list[str], recheck: bool, seed: int | None
+    mutants_dir: Path,
+    patterns: list[str],
+    recheck: bool,
+    seed: int | None,
+    exclude: list[str] | tuple[str, ...] = (),
 ) -> list[tuple[Path, str]]:
     """The mutants to run, in order.  With a ``seed`` every matching mutant, judged or
     not, is shuffled first and the judged ones are then skipped: a run that continues
     a stopped one takes the same order, so the judged mutants stay a prefix of one
-    seeded permutation (a uniform sample, and the same one on every machine)."""
+    seeded permutation (a uniform sample, and the same one on every machine).
+    Mutants matching an ``exclude`` pattern are dropped after the shuffle, so the
+    others keep their places in that permutation (a uniform sample of the rest)."""
     wanted = (None, 0) if recheck else (None,)
     found = _matching(mutants_dir, patterns)
     if seed is not None:
         random.Random(seed).shuffle(found)
-    work = [(meta, name) for meta, name, code in found if code in wanted]
+    work = [
+        (meta, name)
+        for meta, name, code in found
+        if code in wanted and not any(fnmatch.fnmatch(name, p) for p in exclude)
+    ]
     work.sort(  # stable: by the first pattern each name matches
         key=lambda item: next(i for i, p in enumerate(patterns) if fnmatch.fnmatch(item[1], p)),
     )
@@ -180,6 +190,14 @@ def main(argv: list[str] | None = None) -> int:
         help="judge each pattern's mutants in a random order (seeded), not by name; "
         "a rerun skips the judged ones and goes on in the same order",
     )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out mutants matching this fnmatch pattern (repeatable; e.g. a function "
+        "being changed elsewhere); with --shuffle the rest keep their seeded order",
+    )
     parser.add_argument("patterns", nargs="+", help="mutant names or fnmatch patterns")
     options = parser.parse_args(argv)
     mutants_dir = (options.workdir / "mutants").resolve()
@@ -211,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     # With --shuffle, a run cut short has judged a uniform sample of each
     # pattern's mutants, not the alphabetically first functions (``_work``).
-    work = _work(mutants_dir, options.patterns, options.recheck, options.shuffle)
+    work = _work(mutants_dir, options.patterns, options.recheck, options.shuffle, options.exclude)
     print(f"{len(work)} unchecked mutants; fast tests: {' '.join(fast)}", flush=True)
     running: dict[int, tuple[Path, str, float]] = {}
     killed = survived = left = 0

@@ -58,12 +58,14 @@ def _modules() -> tuple[str, ...]:
         *cache,
         "src/modelmanager/leases.py",
         "src/modelmanager/link.py",
+        "src/modelmanager/decorators/base.py",
     )
 
 
 MODULES = _modules()
-"""The modules mutated (the lifecycle, the manager, every cache module, leases, and the
-seam between layers, whose ``clear_each`` was the manager's ``_clear_all``)."""
+"""The modules mutated (the lifecycle, the manager, every cache module, leases, the
+seam between layers, whose ``clear_each`` was the manager's ``_clear_all``, and the
+pass-through decorator, whose ``inner_link`` forwards that seam)."""
 
 TEST_SELECTION = (
     "tests/core",
