@@ -11,6 +11,7 @@ a manager subclass signals when that thread has fallen back to the lifecycle.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -520,3 +521,63 @@ def test_a_subclass_add_model_keeps_the_warm_path_through_super(registry: FakeRe
         1,
         frozenset("a"),
     )
+
+
+def _step(name: str) -> str:
+    """A qualified name's last part; mutmut's renamed original reads as the original."""
+    return re.sub(r"^xǁ\w+ǁ(\w+?)__mutmut_\w+$", r"\1", name.rsplit(".", 1)[-1])
+
+
+def _lease_once(cache: WithFixedSizeCache, model_id: str) -> None:
+    with cache.lease(model_id):
+        pass
+
+
+@pytest.mark.parametrize("on_full", ["wait", "proceed"])
+def test_a_lease_is_the_caches_three_calls_and_the_managers_two(
+    registry: FakeRegistry, on_full: str
+) -> None:
+    """What every request holding a model pays: the cache's lease function, its
+    ``__enter__`` and ``__exit__`` (made for this cache: no bound method, nothing
+    read through the cache), and the manager's two lease steps; nothing else."""
+    cache = WithFixedSizeCache(ModelManager(registry), max_size=2, on_full=on_full)
+    cache.add_model("a")
+    calls = [
+        name
+        for name in _python_calls(functools.partial(_lease_once, cache, "a"))
+        if "trampoline" not in name  # (mutmut's, in the mutation run)
+    ]
+    assert calls[0] == "_lease_once"
+    assert [_step(name) for name in calls[1:]] == [
+        "lease",
+        "__enter__",
+        "_take_lease",
+        "__exit__",
+        "give_back",
+    ]
+    assert all("lease_function" in name for name in calls[1:3] + calls[4:5])
+    assert cache.manager.lease_counts() == {}
+
+
+def test_a_subclass_lease_keeps_the_caches_lease_through_super(registry: FakeRegistry) -> None:
+    """A ``lease`` override sees every lease; ``super().lease`` (and the class's method
+    called on an instance) is the cache's own lease, whose end restores the bound."""
+
+    class Logging(WithFixedSizeCache):
+        leases: ClassVar[list[str]] = []
+
+        def lease(self, model_id: str) -> AbstractContextManager[Any]:
+            Logging.leases.append(model_id)
+            return super().lease(model_id)
+
+    stack = Logging(ModelManager(registry), max_size=1)
+    stack.add_model("a")
+    with stack.lease("a") as model:
+        stack.add_model("b")  # every model leased by this thread: admitted over
+        assert stack.manager.lease_counts() == {"a": 1}
+    assert model is registry.constructed[0]
+    assert (Logging.leases, stack.lru_order()) == (["a"], ["b"])
+    with WithFixedSizeCache.lease(stack, "b"):
+        assert stack.manager.lease_counts() == {"b": 1}
+    assert Logging.leases == ["a"]
+    assert stack.manager.lease_counts() == {}

@@ -13,6 +13,8 @@ calls into the inner layer. The rest is in small modules, one concept each:
   :class:`~modelmanager.decorators._cache_admission.AdmissionControl`;
 * the evictions (unloading chosen victims outside the lock):
   :class:`~modelmanager.decorators._cache_eviction.Evictions`;
+* the lease (one class per cache, its end included):
+  :func:`~modelmanager.decorators._cache_lease.lease_function`;
 * the validated options and the parts the helpers share:
   :mod:`~modelmanager.decorators._cache_options`.
 
@@ -72,7 +74,9 @@ overrides ``add_model``), so a cache over a cache takes the full protocol,
 whose inner add is the inner cache's warm path; it forwards
 ``try_lifecycle``. A lease takes and gives back the inner lease through its
 :class:`~modelmanager.link.LeaseSteps` when the link offers them (else it
-wraps the inner ``lease``).
+wraps the inner ``lease``); ``cache.lease`` is answered, like ``add_model``,
+by a function made for the cache and set on the instance while the class
+keeps ``lease``.
 """
 
 # Design notes (the essay is docs/cache-design.md):
@@ -108,7 +112,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from types import TracebackType
@@ -121,6 +124,7 @@ from modelmanager._validation import check_alias, check_api_key, check_bool, che
 from modelmanager.decorators._cache_admission import AdmissionControl, remaining
 from modelmanager.decorators._cache_book import CacheBook, IdState
 from modelmanager.decorators._cache_eviction import Evictions
+from modelmanager.decorators._cache_lease import lease_function
 from modelmanager.decorators._cache_options import (
     FULL_POLICIES,
     CacheOptions,
@@ -276,99 +280,6 @@ def _warm_steps(
     return records, inner_hit, fast_add and (records is not None or inner_hit is not None)
 
 
-class _CacheLease:
-    """The context manager :meth:`WithFixedSizeCache.lease` returns (one use).
-
-    The inner layer's lease, taken and given back through the cache's lease
-    steps (the inner link's :class:`~modelmanager.link.LeaseSteps`; see
-    :class:`_WrappedLease` for an inner layer that offers none), plus what
-    ending it means for the cache: a thread that holds a lease is never made
-    to wait for room (no hold-and-wait), waiting adds are woken, and the
-    cache is brought back within its bounds.
-    """
-
-    __slots__ = ("_cache", "_held", "_key", "_taken")
-
-    # No ``__init__``: :meth:`WithFixedSizeCache.lease` fills the slots itself
-    # (the stores cost less than an ``__init__`` frame on the warm path).
-    _cache: WithFixedSizeCache
-    _key: Any  # what the cache's lease steps take: the resolved id (or the inner lease)
-    _taken: bool
-    _held: deque[None]  # the taking thread's leases, this one among them, once taken
-
-    def __enter__(self) -> Model:
-        if self._taken:
-            raise RuntimeError("a lease cannot be entered twice")
-        cache = self._cache
-        model = cache._take_lease(self._key)
-        self._taken = True
-        if cache._counts_leases:  # on_full="wait": the taking thread's leases
-            try:
-                held = cache._held.leases  # the one thread-local read of this lease
-            except AttributeError:  # this thread's first lease
-                held = cache._held.leases = deque()
-            held.append(None)
-            self._held = held  # ended in any thread, it leaves this thread's count
-        return model
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if not self._taken:
-            return
-        self._taken = False
-        cache = self._cache
-        try:
-            cache._give_back_lease(self._key)
-        finally:
-            # Wake adds waiting for room, then restore the bounds (one lock-free
-            # read each in the common case: the lease path's whole extra cost).
-            admission = cache._admission
-            if cache._counts_leases:
-                # Off the taking thread's count, whichever thread ends the lease:
-                # deque.pop is atomic, so a concurrent append of the taker's is
-                # never lost (an integer count here would be a lost update).
-                self._held.pop()
-                if admission.full_waiters:
-                    admission.wake_full_waiters()
-            if not cache._own_restore:
-                cache._restore()
-            elif admission.maybe_over:  # AdmissionControl.restore, inlined
-                admission.restore_over(None)
-
-
-class _WrappedLease(_CacheLease):
-    """A cache lease over an inner layer whose link offers no lease steps.
-
-    Its key is the inner layer's own lease (``lease(model_id)``, made when
-    this one is): the cache's steps enter it (:func:`_enter_inner`) and give
-    nothing back themselves (:func:`_no_give_back`), since its exit, which
-    takes the block's exception, runs here before the cache's end of a lease.
-    """
-
-    __slots__ = ()
-
-    def __exit__(self, *exc_info: Any) -> None:  # (exc_type, exc, traceback)
-        if not self._taken:
-            return
-        try:
-            self._key.__exit__(*exc_info)
-        finally:
-            super().__exit__(*exc_info)
-
-
-def _enter_inner(inner: AbstractContextManager[Model]) -> Model:
-    """The take step of a :class:`_WrappedLease`: enter the inner layer's lease."""
-    return inner.__enter__()
-
-
-def _no_give_back(inner: AbstractContextManager[Model]) -> None:
-    """The give-back step of a :class:`_WrappedLease` (its ``__exit__`` exits the inner lease)."""
-
-
 def _check_add_arguments(
     model_id: object, api_key: object, model_id_alias: object, pin: object
 ) -> None:
@@ -484,7 +395,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         self._queue_lock_timeout = options.queue_lock_timeout
         self._memory_probe: MemoryProbe | None = options.memory_probe
         # Leases held through this cache per thread, counted under "wait" only.
-        self._held, self._counts_leases = threading.local(), options.on_full == "wait"
+        self._held = threading.local()  # the leases each thread holds (on_full="wait")
         self._counters = Counters()
         # The seam to the inner layer (modelmanager.link), asked once.
         link = self._manager.inner_link()
@@ -504,13 +415,20 @@ class WithFixedSizeCache(ModelManagerDecorator):
             lambda: bool(getattr(self._held, "leases", None)),
         )
         self._evictions = Evictions(self, parts, self._admission, link.try_lifecycle)
-        # The inner lease's steps (LeaseSteps), or None: wrap the inner lease.
-        steps = self._lease_steps = link.lease_steps
-        self._take_lease: Callable[[Any], Model] = steps.take if steps else _enter_inner
-        self._give_back_lease: Callable[[Any], None] = steps.give_back if steps else _no_give_back
-        self._own_restore = _keeps(type(self), "_restore") and _keeps(
+        # The lease (module doc): one function, made for this cache, answers this
+        # instance's lease unless the class overrides lease.
+        own_restore = _keeps(type(self), "_restore") and _keeps(
             type(self._admission), "restore", AdmissionControl
         )
+        self._lease = lease_function(
+            link.lease_steps,  # None: wrap the inner lease
+            self._manager.lease,
+            self._admission,
+            self._held if options.on_full == "wait" else None,
+            None if own_restore else self._restore,  # an override: asked at every end
+        )
+        if _keeps(type(self), "lease"):
+            setattr(self, "lease", self._lease)  # noqa: B010 (see add_model's, below)
         # The warm path (module doc): the inner records under the shared lock,
         # else the inner layers' warm step, else none.
         self._records, inner_warm_hit, warm_on = _warm_steps(link, self._lru_lock, type(self))
@@ -635,17 +553,7 @@ class WithFixedSizeCache(ModelManagerDecorator):
         Giving it back wakes adds waiting for room and brings the cache back
         within its bounds (the giving-back thread evicts what must go).
         """
-        if type(model_id) is not str or not model_id:
-            check_model_id(model_id)
-        if self._lease_steps is None:
-            lease: _CacheLease = _WrappedLease()
-            lease._key = self._manager.lease(model_id)
-        else:
-            lease = _CacheLease()  # no __init__ frame (see _CacheLease)
-            lease._key = model_id
-        lease._cache = self
-        lease._taken = False
-        return lease
+        return self._lease(model_id)
 
     def remove(self, model_id: str, delete_from_disk: bool = True) -> None:
         """Remove through the inner layer; the LRU entry goes only on success.
