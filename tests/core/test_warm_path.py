@@ -465,13 +465,18 @@ def test_lease_context_is_single_use(registry: FakeRegistry) -> None:
 def _python_calls(call: Callable[[], object]) -> list[str]:
     """The Python functions ``call`` runs, in order (``sys.setprofile``'s "call" events).
 
-    mutmut's own functions (its trampolines and call-stack bookkeeping, in the
-    mutation run) are left out: they are not the project's calls.
+    Only the core's functions and this module's count: in the mutation run
+    mutmut's trampolines, and the standard library code they call, are not the
+    project's calls.
     """
     names: list[str] = []
+    here = globals()
 
     def profile(frame: Any, event: str, arg: object) -> None:
-        if event == "call" and not frame.f_globals.get("__name__", "").startswith("mutmut"):
+        if event == "call" and (
+            frame.f_globals is here
+            or frame.f_globals.get("__name__", "").startswith("modelmanager.")
+        ):
             names.append(frame.f_code.co_qualname)
 
     sys.setprofile(profile)
