@@ -1315,6 +1315,10 @@ def test_a_slot_shared_on_a_loaded_id_adds_no_weight() -> None:
 
 
 # ------------------------------------------------------- ending a cache's lease
+#
+# The mutants named below were judged before the lease moved into
+# ``_cache_lease.lease_function`` (a67ac07): the same lines, and the same
+# killers, are there now (docs/mutation.md lists that run's numbers).
 
 
 class _LeaseRecordingLayer(ModelManagerDecorator):
@@ -1532,3 +1536,19 @@ def test_a_cold_add_checks_the_api_key_before_the_inner_layer_is_asked() -> None
     with pytest.raises(InvalidArgumentType, match="api_key"):
         cache.add_model("a", 5)  # type: ignore[arg-type]
     assert (inner.asked, cache.lru_order()) == ([], [])
+
+
+@pytest.mark.parametrize(("on_full", "counted"), [("wait", True), ("proceed", False)])
+def test_leases_are_counted_per_thread_only_where_the_policy_asks(
+    on_full: str, counted: bool
+) -> None:
+    """``AdmissionControl.holds_lease`` answers from the per-thread count, which the
+    cache keeps under ``on_full="wait"`` only (no other policy asks, and the count is
+    a thread-local read on every lease). Kills ``fixed_size_cache.xǁWithFixedSizeCacheǁ
+    __init____mutmut_119`` (leases counted under every policy)."""
+    cache = WithFixedSizeCache(ModelManager(ScriptedRegistry()), max_size=2, on_full=on_full)
+    cache.add_model("a")
+    admission = cache._admission
+    with cache.lease("a"):
+        assert admission.holds_lease() is counted
+    assert admission.holds_lease() is False

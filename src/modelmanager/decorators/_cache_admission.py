@@ -535,7 +535,8 @@ class AdmissionControl:
 
     def holds_lease(self) -> bool:
         """Whether the current thread holds a lease through the cache (the cache
-        counts them per thread where they are taken and given back)."""
+        counts them per thread where they are taken and given back, under
+        ``on_full="wait"`` only, the one policy that asks: False otherwise)."""
         return self._holds_lease()
 
     # -------------------------------------------------------- memory pressure
