@@ -1379,6 +1379,22 @@ def test_ending_a_lease_restores_through_a_subclass_restore() -> None:
     assert CountingRestore.restores == before + 1
 
 
+def _a_failing_lease_end_restores_the_bound(inner: Any, error: str) -> None:
+    """Over ``inner``, whose end of a lease raises ``error``: a cache of one model
+    admitted over its bound (every model leased by this thread) still evicts back
+    within it when that lease ends, and the error reaches the caller."""
+    cache = WithFixedSizeCache(inner, max_size=1)
+    cache.add_model("a")
+    lease = cache.lease("a")
+    lease.__enter__()
+    cache.add_model("b")  # every model leased by this thread: admitted over
+    assert len(cache.manager) == 2
+    with pytest.raises(RuntimeError, match=error):
+        lease.__exit__(None, None, None)
+    assert cache.lru_order() == ["b"]
+    assert len(cache.manager) == 1
+
+
 def test_a_lease_whose_inner_end_raises_still_restores_the_bound() -> None:
     """The inner layer's lease end raises: the cache's own part of ending the lease
     still runs, so a cache admitted over its bound (every model leased by this thread)
@@ -1400,16 +1416,9 @@ def test_a_lease_whose_inner_end_raises_still_restores_the_bound() -> None:
 
             return Failing()
 
-    cache = WithFixedSizeCache(FailingEnd(ModelManager(ScriptedRegistry())), max_size=1)
-    cache.add_model("a")
-    lease = cache.lease("a")
-    lease.__enter__()
-    cache.add_model("b")  # every model leased by this thread: admitted over
-    assert len(cache.manager) == 2
-    with pytest.raises(RuntimeError, match="inner lease's end failed"):
-        lease.__exit__(None, None, None)
-    assert cache.lru_order() == ["b"]
-    assert len(cache.manager) == 1
+    _a_failing_lease_end_restores_the_bound(
+        FailingEnd(ModelManager(ScriptedRegistry())), "inner lease's end failed"
+    )
 
 
 def test_a_cache_takes_the_inner_managers_lease_steps_not_its_lease() -> None:
@@ -1446,16 +1455,9 @@ def test_a_lease_whose_give_back_step_raises_still_restores_the_bound() -> None:
 
             return link._replace(lease_steps=link.lease_steps._replace(give_back=failing))
 
-    cache = WithFixedSizeCache(FailingGiveBack(ScriptedRegistry()), max_size=1)
-    cache.add_model("a")
-    lease = cache.lease("a")
-    lease.__enter__()
-    cache.add_model("b")  # every model leased by this thread: admitted over
-    assert len(cache.manager) == 2
-    with pytest.raises(RuntimeError, match="give-back step failed"):
-        lease.__exit__(None, None, None)
-    assert cache.lru_order() == ["b"]
-    assert len(cache.manager) == 1
+    _a_failing_lease_end_restores_the_bound(
+        FailingGiveBack(ScriptedRegistry()), "give-back step failed"
+    )
 
 
 # ------------------------------------------------- add_model past the warm add
