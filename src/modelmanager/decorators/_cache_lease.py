@@ -137,6 +137,7 @@ def lease_function(
     key_of = None if steps is not None else inner_lease
 
     def lease(model_id: str) -> AbstractContextManager[Model]:
+        """The cache's lease of ``model_id`` (see ``WithFixedSizeCache.lease``)."""
         if type(model_id) is not str or not model_id:
             check_model_id(model_id)
         made = made_by()  # no __init__ frame: the slots are filled here
