@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ if _ROOT not in sys.path:  # ``benchmarks`` is not installed; plain ``pytest`` n
     sys.path.insert(0, _ROOT)
 
 from benchmarks import bench_core  # noqa: E402
+from modelmanager import WithFixedSizeCache  # noqa: E402
 
 
 def test_quick_run_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,6 +67,38 @@ def test_layers_adds_bare_manager_rows() -> None:
     assert "manager" in bench_core.format_table(rows)
 
 
+def test_baselines_are_filled_in_step_with_the_stacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each id goes into every stack and then into the baselines before the next id,
+    so no structure is given memory laid out apart from the others'."""
+    order: list[tuple[str, str]] = []
+    real_add = bench_core._Baselines.add
+
+    def baselines_add(self: bench_core._Baselines, model_id: str) -> None:
+        order.append(("baselines", model_id))
+        real_add(self, model_id)
+
+    def trace(stack: str, add: Any) -> Any:
+        def add_model(model_id: str, *args: Any, **kwargs: Any) -> None:
+            order.append((stack, model_id))
+            add(model_id, *args, **kwargs)
+
+        return add_model
+
+    real_init = WithFixedSizeCache.__init__
+
+    def cache_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        self.add_model = trace("cache", self.add_model)
+
+    monkeypatch.setattr(bench_core._Baselines, "add", baselines_add)
+    monkeypatch.setattr(WithFixedSizeCache, "__init__", cache_init)
+    bench_core.measure(bench_core.Settings(repeat=1, number=6, max_sizes=(3,)))
+    ids = [f"model-{index}" for index in range(3)]
+    filling = [(side, model_id) for model_id in ids for side in ("cache", "baselines")]
+    assert order[: len(filling)] == filling  # then the timed loops' warm adds
+    assert ("baselines", ids[0]) not in order[len(filling) :]
+
+
 def test_bad_settings_are_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     """--repeat 0 is a usage error naming the values."""
     with pytest.raises(SystemExit) as excinfo:
@@ -73,7 +107,9 @@ def test_bad_settings_are_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--repeat and --number must be >= 1" in capsys.readouterr().err
 
 
-def test_cells_runs_a_named_cell_and_refuses_an_unknown_one(capsys):
+def test_cells_runs_a_named_cell_and_refuses_an_unknown_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from benchmarks import cells
 
     assert cells.main(["--budget", "1", "random-1@core-depth0"]) == 0
