@@ -146,9 +146,13 @@ def _paired(core: Loop, base: Loop, ids: Sequence[str], s: Settings) -> tuple[fl
 
     Each repeat times both loops over the same ``s.number`` ids back to back
     (alternating which goes first), so load from other processes hits both.
+    Before the first, each loop runs once over every id (and over at least
+    1,000 ids): a warm path is timed with every id warm. Warming only the
+    first 1,000 left the warm add's 10,000 row about 0.1x higher and more
+    spread from run to run (benchmarks/README.md).
     """
     sequence = [ids[i % len(ids)] for i in range(s.number)]
-    warm_up = sequence[: min(len(sequence), 1000)]
+    warm_up = sequence[: max(len(ids), 1000)]
     core(warm_up)
     base(warm_up)
     core_samples: list[float] = []
@@ -262,7 +266,7 @@ def measure(settings: Settings) -> list[Row]:
     models' allocations. Filled afterwards in a tight loop, the baselines'
     entries lay side by side while the core's records lay between the
     models' and the lifecycle's objects; at 10,000 ids that layout alone
-    raised the warm add's ratio by about 0.15 (benchmarks/README.md).
+    raised the warm add's ratio by about 0.13 (benchmarks/README.md).
     """
     rows: list[Row] = []
     for max_size in settings.max_sizes:

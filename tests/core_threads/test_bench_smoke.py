@@ -99,6 +99,24 @@ def test_baselines_are_filled_in_step_with_the_stacks(monkeypatch: pytest.Monkey
     assert ("baselines", ids[0]) not in order[len(filling) :]
 
 
+@pytest.mark.parametrize("max_size", [8, 1500])
+def test_every_id_is_warm_before_the_first_timed_loop(max_size: int) -> None:
+    """The warm-up visits every id (and at least 1,000 ids), on both sides."""
+    ids = [f"model-{index}" for index in range(max_size)]
+    calls: dict[str, list[list[str]]] = {"core": [], "base": []}
+
+    def recorder(side: str) -> bench_core.Loop:
+        return lambda sequence: calls[side].append(list(sequence))
+
+    settings = bench_core.Settings(repeat=1, number=3000, max_sizes=(max_size,))
+    bench_core._paired(recorder("core"), recorder("base"), ids, settings)
+    for side in ("core", "base"):
+        warm_up, timed = calls[side]
+        assert set(warm_up) == set(ids)
+        assert len(warm_up) == max(max_size, 1000)
+        assert len(timed) == 3000
+
+
 def test_bad_settings_are_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     """--repeat 0 is a usage error naming the values."""
     with pytest.raises(SystemExit) as excinfo:
