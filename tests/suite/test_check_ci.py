@@ -13,6 +13,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,22 @@ def project(tmp_path: Path) -> Path:
     directory = tmp_path / "project"
     write_project(directory)
     return directory
+
+
+@pytest.fixture(scope="module")
+def unpatched_check(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """One ``lockstep check`` of ``mymgr:Unpatched`` (with ``--json``) and its JSON table,
+    shared by the tests that read it: each stalled cell waits out the stall diagnosis,
+    so one run costs about half a minute."""
+    directory = tmp_path_factory.mktemp("unpatched") / "project"
+    write_project(directory)
+    table = directory / "t.json"
+    proc = lockstep(
+        "check", "--target", "mymgr:Unpatched", *FAST, "--json", str(table), cwd=directory
+    )
+    return proc, json.loads(table.read_text()) if table.exists() else {}
 
 
 def _rows(stdout: str, implementation: str) -> dict[str, str]:
@@ -119,12 +136,14 @@ def test_the_adapter_and_model_protocol_are_validated_before_any_search(
     assert "scenario" not in proc.stdout  # no table: nothing was explored
 
 
-def test_no_silent_green_an_unpatched_manager_is_an_error(project: Path) -> None:
+def test_no_silent_green_an_unpatched_manager_is_an_error(
+    unpatched_check: tuple[subprocess.CompletedProcess[str], dict[str, Any]],
+) -> None:
     """An adapter whose patch_modules() misses the manager's module never passes:
     every runnable cell is an ERROR (0 switch points, or a stall named within the
     diagnosis window), and the check exits 1. The report names what was patched, the
     real lock and the module to add, once: the other cells point at that report."""
-    proc = lockstep("check", "--target", "mymgr:Unpatched", *FAST, cwd=project)
+    proc, _ = unpatched_check
     assert proc.returncode == 1, proc.stdout + proc.stderr
     verdicts = _rows(proc.stdout, "my-unpatched-manager")
     assert "PASS" not in verdicts.values()
@@ -337,17 +356,14 @@ def test_an_interrupt_keeps_the_partial_table_and_returns_130(
     assert len(table_rows(text)) == 2  # two rows
 
 
-def test_a_stall_ends_its_cell_without_trying_the_other_strategies(project: Path) -> None:
+def test_a_stall_ends_its_cell_without_trying_the_other_strategies(
+    unpatched_check: tuple[subprocess.CompletedProcess[str], dict[str, Any]],
+) -> None:
     """A stall is an ERROR naming the thread, the line and the module to patch; the
     cell's remaining strategies are not run (each would stall again)."""
-    import json as json_module
-
-    table = project / "t.json"
-    proc = lockstep(
-        "check", "--target", "mymgr:Unpatched", *FAST, "--json", str(table), cwd=project
-    )
-    assert proc.returncode == 1
-    cells = json_module.loads(table.read_text())["suites"]["modelmanager"]["cases"]
+    proc, report = unpatched_check
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    cells = report["suites"]["modelmanager"]["cases"]
     stalled = [c for c in cells if c["invariant"] == "stall"]
     assert stalled, "the unpatched real lock stalls at least one scenario"
     for cell in stalled:
