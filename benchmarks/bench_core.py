@@ -104,18 +104,12 @@ class _MoveToEndBaseline:
             self._order.move_to_end(model_id)
 
 
-class _LeaseCountBaseline:
+class _LeaseCountBaseline(_MoveToEndBaseline):
     """A hit that also counts leases under the same lock, released on exit."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._order: collections.OrderedDict[str, object] = collections.OrderedDict()
+        super().__init__()
         self._leases: dict[str, int] = {}
-
-    def add(self, model_id: str) -> None:
-        """List ``model_id`` (most recent), as a load would."""
-        with self._lock:
-            self._order[model_id] = object()
 
     def lease(self, model_id: str) -> object:
         with self._lock:
@@ -216,7 +210,24 @@ class _Baselines:
         self.counted.add(model_id)
 
     def loops(self) -> dict[str, Loop]:
-        return _loops_of(self.move, self.counted)
+        """Each baseline's timed loop, by name."""
+        hit = self.move.hit
+        acquire = self.counted.lease
+        release = self.counted.release
+
+        def move_loop(ids: Sequence[str]) -> None:
+            for model_id in ids:
+                hit(model_id)
+
+        def lease_loop(ids: Sequence[str]) -> None:
+            for model_id in ids:
+                acquire(model_id)
+                try:
+                    pass
+                finally:
+                    release(model_id)
+
+        return {"OrderedDict+Lock": move_loop, "OrderedDict+Lock+lease": lease_loop}
 
 
 def _baseline_loops(ids: Sequence[str]) -> dict[str, Loop]:
@@ -225,26 +236,6 @@ def _baseline_loops(ids: Sequence[str]) -> dict[str, Loop]:
     for model_id in ids:
         baselines.add(model_id)
     return baselines.loops()
-
-
-def _loops_of(move: _MoveToEndBaseline, counted: _LeaseCountBaseline) -> dict[str, Loop]:
-    hit = move.hit
-    acquire = counted.lease
-    release = counted.release
-
-    def move_loop(ids: Sequence[str]) -> None:
-        for model_id in ids:
-            hit(model_id)
-
-    def lease_loop(ids: Sequence[str]) -> None:
-        for model_id in ids:
-            acquire(model_id)
-            try:
-                pass
-            finally:
-                release(model_id)
-
-    return {"OrderedDict+Lock": move_loop, "OrderedDict+Lock+lease": lease_loop}
 
 
 _BASELINE_OF = {
